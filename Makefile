@@ -1,0 +1,48 @@
+# dpscope — the two commands: `make demo` and `make test`.
+# Everything goes through CMake; this file only names the jobs.
+
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+FORMAT     ?= text
+JOBS       ?= $(shell nproc)
+CMAKE_GEN  := -G Ninja
+
+.PHONY: all deps build build-asan demo test test-unit bench fuzz format clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+$(BUILD)/build.ninja:
+	@cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+
+build: deps $(BUILD)/build.ninja
+	@cmake --build $(BUILD) -j $(JOBS)
+
+$(ASAN_BUILD)/build.ninja:
+	@cmake -S . -B $(ASAN_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DDPSCOPE_SANITIZE=ON \
+	  -DDPSCOPE_BPF_FIXTURES=OFF >/dev/null
+
+build-asan: deps $(ASAN_BUILD)/build.ninja
+	@cmake --build $(ASAN_BUILD) -j $(JOBS) --target dpscope_unit_tests
+
+# The main job: the side-by-side report of the kind cluster's two nodes
+# (kube-proxy iptables vs Cilium kube-proxy replacement).
+demo: build
+	@$(BUILD)/dpscope compare fixtures/snapshots/kind-kube-proxy.json fixtures/snapshots/kind-cilium-kpr.json \
+	  --format $(FORMAT)
+
+# Unit tier under ASan+UBSan, then the CLI and integration tiers on the
+# normal build (root needed for the integration tier; it skips loudly without).
+test: build build-asan
+	@tests/run.sh $(BUILD) $(ASAN_BUILD)
+
+bench: build
+	@bench/run.sh $(BUILD)
+
+format:
+	@clang-format -i $$(git ls-files '*.cpp' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,1 @@
+#include "collectors/import/import.h"

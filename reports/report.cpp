@@ -1,0 +1,1 @@
+// reports/: Comparison (rows of metrics per side) and its renderers.

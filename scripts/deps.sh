@@ -1,0 +1,31 @@
+#!/bin/sh
+# Installs, with apt-get, the Debian packages dpscope needs to build and test.
+# Idempotent and silent when nothing is missing.
+set -eu
+
+PACKAGES="build-essential cmake ninja-build pkg-config
+  libnftnl-dev libmnl-dev libbpf-dev libelf-dev zlib1g-dev libcli11-dev nlohmann-json3-dev
+  libgtest-dev
+  clang llvm
+  iptables nftables iproute2 bpftool"
+
+missing=""
+for p in $PACKAGES; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  case "$status" in
+    *"install ok installed"*) ;;
+    *) missing="$missing $p" ;;
+  esac
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+  echo "dpscope: missing Debian packages:$missing" >&2
+  echo "dpscope: run 'sudo make deps' (or install them with apt-get) and try again" >&2
+  exit 2
+fi
+echo "dpscope: installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -1,0 +1,645 @@
+#include "model/json.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "util/error.h"
+
+namespace dpscope::model {
+
+using nlohmann::json;
+
+namespace {
+
+// ---- writing --------------------------------------------------------------
+
+template <typename T>
+void put_opt(json& j, const char* key, const std::optional<T>& v) {
+  if (v) {
+    j[key] = *v;
+  }
+}
+
+json counters_json(const Counters& c) { return {{"packets", c.packets}, {"bytes", c.bytes}}; }
+
+json prefix_json(const Prefix& p) { return {{"cidr", p.cidr}, {"negated", p.negated}}; }
+
+json rule_json(const Rule& r) {
+  json m = json::object();
+  if (r.match.source) m["source"] = prefix_json(*r.match.source);
+  if (r.match.destination) m["destination"] = prefix_json(*r.match.destination);
+  if (!r.match.protocol.empty()) {
+    m["protocol"] = r.match.protocol;
+    if (r.match.protocol_negated) m["protocol_negated"] = true;
+  }
+  if (!r.match.dport.empty()) m["dport"] = r.match.dport;
+  if (!r.match.comment.empty()) m["comment"] = r.match.comment;
+  if (!r.match.modules.empty()) m["modules"] = r.match.modules;
+  json j = {{"position", r.position}, {"match", m}, {"verdict_kind", r.verdict_kind}};
+  if (!r.target.empty()) j["target"] = r.target;
+  if (!r.target_args.empty()) j["target_args"] = r.target_args;
+  if (r.counters) j["counters"] = counters_json(*r.counters);
+  if (r.undecoded) {
+    j["undecoded"] = true;
+    j["raw"] = r.raw;
+  }
+  return j;
+}
+
+json chain_json(const Chain& c) {
+  json j = {{"name", c.name}};
+  if (c.base) {
+    j["base"] = {{"hook", c.base->hook},
+                 {"type", c.base->type},
+                 {"priority", c.base->priority},
+                 {"policy", c.base->policy}};
+  }
+  if (c.policy_counters) j["policy_counters"] = counters_json(*c.policy_counters);
+  j["rule_count"] = c.rule_count;
+  j["rules_recorded"] = c.rules_recorded;
+  json rules = json::array();
+  for (const auto& r : c.rules) rules.push_back(rule_json(r));
+  j["rules"] = std::move(rules);
+  return j;
+}
+
+json set_json(const NftSet& s) {
+  json j = {{"name", s.name},
+            {"is_map", s.is_map},
+            {"anonymous", s.anonymous},
+            {"key_type", s.key_type},
+            {"data_type", s.data_type},
+            {"comment", s.comment},
+            {"element_count", s.element_count},
+            {"elements_recorded", s.elements_recorded}};
+  json el = json::array();
+  for (const auto& e : s.elements) {
+    json ej = {{"key", e.key}};
+    if (!e.value.empty()) ej["value"] = e.value;
+    if (!e.comment.empty()) ej["comment"] = e.comment;
+    el.push_back(std::move(ej));
+  }
+  j["elements"] = std::move(el);
+  return j;
+}
+
+json table_json(const Table& t) {
+  json chains = json::array();
+  for (const auto& c : t.chains) chains.push_back(chain_json(c));
+  json sets = json::array();
+  for (const auto& s : t.sets) sets.push_back(set_json(s));
+  return {{"backend", to_string(t.backend)},
+          {"family", t.family},
+          {"name", t.name},
+          {"chains", std::move(chains)},
+          {"sets", std::move(sets)}};
+}
+
+json ebpf_json(const Ebpf& e) {
+  json progs = json::array();
+  for (const auto& p : e.programs) {
+    json j = {{"id", p.id},
+              {"type", p.type},
+              {"name", p.name},
+              {"tag", p.tag},
+              {"loaded_at", p.loaded_at},
+              {"bytes_xlated", p.bytes_xlated},
+              {"bytes_jited", p.bytes_jited},
+              {"bytes_memlock", p.bytes_memlock},
+              {"map_ids", p.map_ids},
+              {"btf_id", p.btf_id},
+              {"pinned", p.pinned}};
+    put_opt(j, "run_time_ns", p.run_time_ns);
+    put_opt(j, "run_cnt", p.run_cnt);
+    progs.push_back(std::move(j));
+  }
+  json maps = json::array();
+  for (const auto& m : e.maps) {
+    json j = {{"id", m.id},
+              {"type", m.type},
+              {"name", m.name},
+              {"bytes_key", m.key_size},
+              {"bytes_value", m.value_size},
+              {"max_entries", m.max_entries},
+              {"flags", m.flags},
+              {"bytes_memlock", m.bytes_memlock},
+              {"btf_id", m.btf_id},
+              {"pinned", m.pinned}};
+    put_opt(j, "entries", m.entries);
+    if (!m.entries_note.empty()) j["entries_note"] = m.entries_note;
+    maps.push_back(std::move(j));
+  }
+  json links = json::array();
+  for (const auto& l : e.links) {
+    links.push_back({{"id", l.id},
+                     {"type", l.type},
+                     {"prog_id", l.prog_id},
+                     {"attach_type", l.attach_type},
+                     {"ifindex", l.ifindex},
+                     {"interface", l.interface},
+                     {"cgroup_id", l.cgroup_id},
+                     {"pinned", l.pinned}});
+  }
+  json atts = json::array();
+  for (const auto& a : e.attachments) {
+    json j = {{"kind", a.kind},
+              {"target", a.target},
+              {"direction", a.direction},
+              {"prog_id", a.prog_id},
+              {"prog_name", a.prog_name},
+              {"priority", a.priority},
+              {"handle", a.handle},
+              {"direct_action", a.direct_action}};
+    put_opt(j, "link_id", a.link_id);
+    atts.push_back(std::move(j));
+  }
+  json services = json::array();
+  for (const auto& s : e.services) {
+    json fes = json::array();
+    for (const auto& f : s.frontends) {
+      fes.push_back({{"address", f.address},
+                     {"port", f.port},
+                     {"protocol", f.protocol},
+                     {"type", f.type},
+                     {"scope", f.scope},
+                     {"backends", f.backends},
+                     {"service_id", f.service_id},
+                     {"surrogate", f.surrogate}});
+    }
+    json bes = json::array();
+    for (const auto& b : s.backends) {
+      bes.push_back({{"id", b.id},
+                     {"address", b.address},
+                     {"port", b.port},
+                     {"protocol", b.protocol},
+                     {"state", b.state}});
+    }
+    services.push_back({{"dataplane", s.dataplane},
+                        {"layout", s.layout},
+                        {"maps", s.maps},
+                        {"decoded", s.decoded},
+                        {"note", s.note},
+                        {"wildcard_skipped", s.wildcard_skipped},
+                        {"frontends", std::move(fes)},
+                        {"backends", std::move(bes)}});
+  }
+  return {{"collected", e.collected},     {"programs", std::move(progs)},
+          {"maps", std::move(maps)},      {"links", std::move(links)},
+          {"attachments", std::move(atts)}, {"services", std::move(services)}};
+}
+
+// ---- reading --------------------------------------------------------------
+// A small cursor that knows its JSON pointer, so a wrong field is reported as
+// "/netfilter/tables/2/chains/0/name: expected string".
+
+class Reader {
+ public:
+  Reader(const json& j, std::string path) : j_(j), path_(std::move(path)) {}
+
+  const json& raw() const { return j_; }
+  const std::string& path() const { return path_; }
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw std::invalid_argument((path_.empty() ? "/" : path_) + ": " + what);
+  }
+
+  bool has(const char* key) const { return j_.is_object() && j_.contains(key) && !j_[key].is_null(); }
+
+  Reader at(const char* key) const {
+    if (!j_.is_object()) fail("expected an object");
+    auto it = j_.find(key);
+    if (it == j_.end()) fail(std::string("missing key '") + key + "'");
+    return Reader(*it, path_ + "/" + key);
+  }
+
+  std::vector<Reader> items() const {
+    if (!j_.is_array()) fail("expected an array");
+    std::vector<Reader> out;
+    out.reserve(j_.size());
+    for (size_t i = 0; i < j_.size(); ++i) out.emplace_back(j_[i], path_ + "/" + std::to_string(i));
+    return out;
+  }
+
+  std::string str() const {
+    if (!j_.is_string()) fail("expected a string");
+    return j_.get<std::string>();
+  }
+  bool boolean() const {
+    if (!j_.is_boolean()) fail("expected true or false");
+    return j_.get<bool>();
+  }
+  template <typename T>
+  T num() const {
+    if (!j_.is_number_integer()) fail("expected an integer");
+    if constexpr (std::is_unsigned_v<T>) {
+      if (j_.is_number_unsigned()) {
+        auto v = j_.get<uint64_t>();
+        if (v > std::numeric_limits<T>::max()) fail("integer out of range");
+        return static_cast<T>(v);
+      }
+      auto v = j_.get<int64_t>();
+      if (v < 0 || static_cast<uint64_t>(v) > std::numeric_limits<T>::max()) fail("integer out of range");
+      return static_cast<T>(v);
+    } else {
+      auto v = j_.get<int64_t>();
+      if (v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max()) fail("integer out of range");
+      return static_cast<T>(v);
+    }
+  }
+
+  // Optional-field helpers: absent or null leaves the default.
+  std::string str_or(const char* key, std::string def = {}) const { return has(key) ? at(key).str() : def; }
+  bool bool_or(const char* key, bool def) const { return has(key) ? at(key).boolean() : def; }
+  template <typename T>
+  T num_or(const char* key, T def) const {
+    return has(key) ? at(key).template num<T>() : def;
+  }
+  template <typename T>
+  std::optional<T> opt_num(const char* key) const {
+    if (!has(key)) return std::nullopt;
+    return at(key).template num<T>();
+  }
+  std::vector<std::string> strings_or(const char* key) const {
+    std::vector<std::string> out;
+    if (!has(key)) return out;
+    for (const auto& r : at(key).items()) out.push_back(r.str());
+    return out;
+  }
+  template <typename T>
+  std::vector<T> nums_or(const char* key) const {
+    std::vector<T> out;
+    if (!has(key)) return out;
+    for (const auto& r : at(key).items()) out.push_back(r.template num<T>());
+    return out;
+  }
+
+ private:
+  const json& j_;
+  std::string path_;
+};
+
+Counters read_counters(const Reader& r) {
+  return {r.at("packets").num<uint64_t>(), r.at("bytes").num<uint64_t>()};
+}
+
+Prefix read_prefix(const Reader& r) { return {r.at("cidr").str(), r.bool_or("negated", false)}; }
+
+Rule read_rule(const Reader& r) {
+  Rule x;
+  x.position = r.at("position").num<uint32_t>();
+  if (r.has("match")) {
+    Reader m = r.at("match");
+    if (m.has("source")) x.match.source = read_prefix(m.at("source"));
+    if (m.has("destination")) x.match.destination = read_prefix(m.at("destination"));
+    x.match.protocol = m.str_or("protocol");
+    x.match.protocol_negated = m.bool_or("protocol_negated", false);
+    x.match.dport = m.str_or("dport");
+    x.match.comment = m.str_or("comment");
+    x.match.modules = m.strings_or("modules");
+  }
+  x.verdict_kind = r.str_or("verdict_kind", "none");
+  static const char* kinds[] = {"jump", "goto", "verdict", "target", "vmap", "none"};
+  if (std::find(std::begin(kinds), std::end(kinds), x.verdict_kind) == std::end(kinds)) {
+    r.at("verdict_kind").fail("unknown verdict_kind '" + x.verdict_kind + "'");
+  }
+  x.target = r.str_or("target");
+  x.target_args = r.str_or("target_args");
+  if (r.has("counters")) x.counters = read_counters(r.at("counters"));
+  x.undecoded = r.bool_or("undecoded", false);
+  x.raw = r.str_or("raw");
+  return x;
+}
+
+Chain read_chain(const Reader& r) {
+  Chain c;
+  c.name = r.at("name").str();
+  if (r.has("base")) {
+    Reader b = r.at("base");
+    c.base = BaseChain{b.str_or("hook"), b.str_or("type"), b.num_or<int32_t>("priority", 0), b.str_or("policy")};
+  }
+  if (r.has("policy_counters")) c.policy_counters = read_counters(r.at("policy_counters"));
+  c.rules_recorded = r.bool_or("rules_recorded", true);
+  if (r.has("rules")) {
+    for (const auto& rr : r.at("rules").items()) c.rules.push_back(read_rule(rr));
+  }
+  c.rule_count = r.num_or<uint64_t>("rule_count", c.rules.size());
+  if (c.rules_recorded && c.rule_count != c.rules.size()) {
+    r.at("rule_count").fail("rule_count " + std::to_string(c.rule_count) + " but " +
+                            std::to_string(c.rules.size()) + " rules recorded");
+  }
+  return c;
+}
+
+NftSet read_set(const Reader& r) {
+  NftSet s;
+  s.name = r.at("name").str();
+  s.is_map = r.bool_or("is_map", false);
+  s.anonymous = r.bool_or("anonymous", false);
+  s.key_type = r.strings_or("key_type");
+  s.data_type = r.str_or("data_type");
+  s.comment = r.str_or("comment");
+  s.elements_recorded = r.bool_or("elements_recorded", false);
+  if (r.has("elements")) {
+    for (const auto& e : r.at("elements").items()) {
+      s.elements.push_back({e.at("key").str(), e.str_or("value"), e.str_or("comment")});
+    }
+  }
+  s.element_count = r.num_or<uint64_t>("element_count", s.elements.size());
+  return s;
+}
+
+Table read_table(const Reader& r) {
+  Table t;
+  Reader b = r.at("backend");
+  try {
+    t.backend = backend_from_string(b.str());
+  } catch (const std::invalid_argument&) {
+    b.fail("unknown backend '" + b.str() + "' (iptables-nft | iptables-legacy | nftables)");
+  }
+  t.family = r.at("family").str();
+  t.name = r.at("name").str();
+  if (r.has("chains")) {
+    for (const auto& c : r.at("chains").items()) t.chains.push_back(read_chain(c));
+  }
+  if (r.has("sets")) {
+    for (const auto& s : r.at("sets").items()) t.sets.push_back(read_set(s));
+  }
+  return t;
+}
+
+Ebpf read_ebpf(const Reader& r) {
+  Ebpf e;
+  e.collected = r.bool_or("collected", false);
+  if (r.has("programs")) {
+    for (const auto& p : r.at("programs").items()) {
+      BpfProgram x;
+      x.id = p.at("id").num<uint32_t>();
+      x.type = p.str_or("type");
+      x.name = p.str_or("name");
+      x.tag = p.str_or("tag");
+      x.loaded_at = p.str_or("loaded_at");
+      x.bytes_xlated = p.num_or<uint32_t>("bytes_xlated", 0);
+      x.bytes_jited = p.num_or<uint32_t>("bytes_jited", 0);
+      x.bytes_memlock = p.num_or<uint64_t>("bytes_memlock", 0);
+      x.map_ids = p.nums_or<uint32_t>("map_ids");
+      x.btf_id = p.num_or<uint32_t>("btf_id", 0);
+      x.run_time_ns = p.opt_num<uint64_t>("run_time_ns");
+      x.run_cnt = p.opt_num<uint64_t>("run_cnt");
+      x.pinned = p.strings_or("pinned");
+      e.programs.push_back(std::move(x));
+    }
+  }
+  if (r.has("maps")) {
+    for (const auto& m : r.at("maps").items()) {
+      BpfMap x;
+      x.id = m.at("id").num<uint32_t>();
+      x.type = m.str_or("type");
+      x.name = m.str_or("name");
+      x.key_size = m.num_or<uint32_t>("bytes_key", 0);
+      x.value_size = m.num_or<uint32_t>("bytes_value", 0);
+      x.max_entries = m.num_or<uint32_t>("max_entries", 0);
+      x.flags = m.num_or<uint32_t>("flags", 0);
+      x.bytes_memlock = m.num_or<uint64_t>("bytes_memlock", 0);
+      x.btf_id = m.num_or<uint32_t>("btf_id", 0);
+      x.pinned = m.strings_or("pinned");
+      x.entries = m.opt_num<uint64_t>("entries");
+      x.entries_note = m.str_or("entries_note");
+      e.maps.push_back(std::move(x));
+    }
+  }
+  if (r.has("links")) {
+    for (const auto& l : r.at("links").items()) {
+      BpfLink x;
+      x.id = l.at("id").num<uint32_t>();
+      x.type = l.str_or("type");
+      x.prog_id = l.num_or<uint32_t>("prog_id", 0);
+      x.attach_type = l.str_or("attach_type");
+      x.ifindex = l.num_or<uint32_t>("ifindex", 0);
+      x.interface = l.str_or("interface");
+      x.cgroup_id = l.num_or<uint64_t>("cgroup_id", 0);
+      x.pinned = l.strings_or("pinned");
+      e.links.push_back(std::move(x));
+    }
+  }
+  if (r.has("attachments")) {
+    for (const auto& a : r.at("attachments").items()) {
+      BpfAttachment x;
+      x.kind = a.at("kind").str();
+      x.target = a.str_or("target");
+      x.direction = a.str_or("direction");
+      x.prog_id = a.num_or<uint32_t>("prog_id", 0);
+      x.prog_name = a.str_or("prog_name");
+      x.priority = a.num_or<uint32_t>("priority", 0);
+      x.handle = a.num_or<uint32_t>("handle", 0);
+      x.direct_action = a.bool_or("direct_action", false);
+      x.link_id = a.opt_num<uint32_t>("link_id");
+      e.attachments.push_back(std::move(x));
+    }
+  }
+  if (r.has("services")) {
+    for (const auto& s : r.at("services").items()) {
+      LbServices x;
+      x.dataplane = s.at("dataplane").str();
+      x.layout = s.str_or("layout");
+      x.maps = s.strings_or("maps");
+      x.decoded = s.bool_or("decoded", true);
+      x.note = s.str_or("note");
+      x.wildcard_skipped = s.num_or<uint64_t>("wildcard_skipped", 0);
+      if (s.has("frontends")) {
+        for (const auto& f : s.at("frontends").items()) {
+          LbFrontend y;
+          y.address = f.at("address").str();
+          y.port = f.num_or<uint16_t>("port", 0);
+          y.protocol = f.str_or("protocol");
+          y.type = f.str_or("type");
+          y.scope = f.str_or("scope");
+          y.backends = f.num_or<uint32_t>("backends", 0);
+          y.service_id = f.num_or<uint32_t>("service_id", 0);
+          y.surrogate = f.bool_or("surrogate", false);
+          x.frontends.push_back(std::move(y));
+        }
+      }
+      if (s.has("backends")) {
+        for (const auto& b : s.at("backends").items()) {
+          LbBackend y;
+          y.id = b.num_or<uint32_t>("id", 0);
+          y.address = b.at("address").str();
+          y.port = b.num_or<uint16_t>("port", 0);
+          y.protocol = b.str_or("protocol");
+          y.state = b.str_or("state");
+          x.backends.push_back(std::move(y));
+        }
+      }
+      e.services.push_back(std::move(x));
+    }
+  }
+  return e;
+}
+
+void check_schema(const Reader& r) {
+  if (!r.raw().is_object()) r.fail("expected a JSON object (a dpscope snapshot)");
+  if (!r.has("schema")) r.fail("missing \"schema\": not a dpscope snapshot");
+  const std::string schema = r.at("schema").str();
+  const std::string prefix = "dpscope.snapshot/v";
+  if (schema.rfind(prefix, 0) != 0) {
+    r.at("schema").fail("unknown schema \"" + schema + "\" (expected \"" + kSchema + "\")");
+  }
+  const std::string version = schema.substr(prefix.size());
+  const std::string major = version.substr(0, version.find('.'));
+  if (major != std::to_string(kSchemaMajor)) {
+    r.at("schema").fail("unsupported schema version \"" + schema + "\": this dpscope reads major version " +
+                        std::to_string(kSchemaMajor) + " (\"" + kSchema + "\")");
+  }
+}
+
+size_t line_of_byte(const std::string& text, size_t byte) {
+  byte = std::min(byte, text.size());
+  return 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(byte), '\n'));
+}
+
+}  // namespace
+
+json to_json(const Snapshot& s) {
+  json node = {{"name", s.node.name},
+               {"kernel", s.node.kernel},
+               {"source", s.node.source},
+               {"environment", s.node.environment},
+               {"taken_at", s.node.taken_at},
+               {"tool_version", s.node.tool_version},
+               {"inputs", s.node.inputs}};
+  json tables = json::array();
+  for (const auto& t : s.netfilter.tables) tables.push_back(table_json(t));
+  json collection = {{"nft_retries", s.netfilter.collection.nft_retries}};
+  put_opt(collection, "nft_generation", s.netfilter.collection.nft_generation);
+  json unavailable = json::array();
+  for (const auto& u : s.unavailable) {
+    unavailable.push_back({{"section", u.section}, {"reason", u.reason}, {"errno", u.error}, {"hint", u.hint}});
+  }
+  return {{"schema", s.schema},
+          {"node", std::move(node)},
+          {"netfilter",
+           {{"collected", s.netfilter.collected}, {"collection", std::move(collection)}, {"tables", std::move(tables)}}},
+          {"ebpf", ebpf_json(s.ebpf)},
+          {"unavailable", std::move(unavailable)}};
+}
+
+Snapshot from_json(const json& j, const std::string& origin) {
+  try {
+    Reader r(j, "");
+    check_schema(r);
+    Snapshot s;
+    s.schema = r.at("schema").str();
+    if (r.has("node")) {
+      Reader n = r.at("node");
+      s.node.name = n.str_or("name");
+      s.node.kernel = n.str_or("kernel");
+      s.node.source = n.str_or("source");
+      s.node.environment = n.str_or("environment");
+      s.node.taken_at = n.str_or("taken_at");
+      s.node.tool_version = n.str_or("tool_version");
+      s.node.inputs = n.strings_or("inputs");
+    }
+    if (r.has("netfilter")) {
+      Reader nf = r.at("netfilter");
+      s.netfilter.collected = nf.bool_or("collected", false);
+      if (nf.has("collection")) {
+        Reader c = nf.at("collection");
+        s.netfilter.collection.nft_generation = c.opt_num<uint32_t>("nft_generation");
+        s.netfilter.collection.nft_retries = c.num_or<uint32_t>("nft_retries", 0);
+      }
+      if (nf.has("tables")) {
+        for (const auto& t : nf.at("tables").items()) s.netfilter.tables.push_back(read_table(t));
+      }
+    }
+    if (r.has("ebpf")) s.ebpf = read_ebpf(r.at("ebpf"));
+    if (r.has("unavailable")) {
+      for (const auto& u : r.at("unavailable").items()) {
+        s.unavailable.push_back({u.at("section").str(), u.str_or("reason"), u.num_or<int>("errno", 0), u.str_or("hint")});
+      }
+    }
+    return s;
+  } catch (const std::invalid_argument& e) {
+    throw InputError(origin, 0, e.what());
+  } catch (const json::exception& e) {
+    throw InputError(origin, 0, e.what());
+  }
+}
+
+Snapshot from_json_text(const std::string& text, const std::string& origin) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw InputError(origin, line_of_byte(text, e.byte ? e.byte - 1 : 0), "invalid JSON: " + std::string(e.what()));
+  }
+  return from_json(j, origin);
+}
+
+std::string read_file(const std::string& path) {
+  if (path == "-") {
+    std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    return text;
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    throw InputError(path, 0, "is a directory, expected a file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, std::string("cannot open: ") + std::strerror(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) throw InputError(path, 0, std::string("read failed: ") + std::strerror(errno));
+  return ss.str();
+}
+
+Snapshot load_snapshot(const std::string& path) {
+  const std::string origin = path == "-" ? "<stdin>" : path;
+  return from_json_text(read_file(path), origin);
+}
+
+void write_file_atomically(const std::string& path, const std::string& content) {
+  if (path == "-") {
+    std::cout << content;
+    std::cout.flush();
+    if (!std::cout) throw SystemError("writing to standard output", EIO);
+    return;
+  }
+  std::string tmp = path + ".tmp.XXXXXX";
+  int fd = ::mkstemp(tmp.data());
+  if (fd < 0) {
+    throw InputError(path, 0, std::string("cannot create output file: ") + std::strerror(errno));
+  }
+  size_t off = 0;
+  while (off < content.size()) {
+    ssize_t n = ::write(fd, content.data() + off, content.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw InputError(path, 0, std::string("write failed: ") + std::strerror(err));
+    }
+    off += static_cast<size_t>(n);
+  }
+  ::fchmod(fd, 0644);
+  if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    throw InputError(path, 0, std::string("cannot write output file: ") + std::strerror(err));
+  }
+}
+
+void save_snapshot(const Snapshot& s, const std::string& path) {
+  write_file_atomically(path, to_json(s).dump(1) + "\n");
+}
+
+}  // namespace dpscope::model

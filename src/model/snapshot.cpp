@@ -1,0 +1,141 @@
+#include "model/snapshot.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <tuple>
+
+namespace dpscope::model {
+
+const char* to_string(Backend b) {
+  switch (b) {
+    case Backend::IptablesNft:
+      return "iptables-nft";
+    case Backend::IptablesLegacy:
+      return "iptables-legacy";
+    case Backend::Nftables:
+      return "nftables";
+  }
+  return "?";
+}
+
+Backend backend_from_string(const std::string& s) {
+  if (s == "iptables-nft") return Backend::IptablesNft;
+  if (s == "iptables-legacy") return Backend::IptablesLegacy;
+  if (s == "nftables") return Backend::Nftables;
+  throw std::invalid_argument("unknown backend '" + s + "'");
+}
+
+namespace {
+
+// Netfilter hook order, so base chains print in packet order as iptables-save does.
+int hook_rank(const std::string& hook) {
+  static const char* order[] = {"ingress", "prerouting", "input", "forward", "output", "postrouting", "egress"};
+  for (int i = 0; i < 7; ++i) {
+    if (hook == order[i]) return i;
+  }
+  return 7;
+}
+
+int family_rank(const std::string& f) {
+  static const char* order[] = {"ip", "ip6", "inet", "arp", "bridge", "netdev"};
+  for (int i = 0; i < 6; ++i) {
+    if (f == order[i]) return i;
+  }
+  return 6;
+}
+
+}  // namespace
+
+void canonicalize(Snapshot& s) {
+  auto& tables = s.netfilter.tables;
+  std::sort(tables.begin(), tables.end(), [](const Table& a, const Table& b) {
+    return std::make_tuple(static_cast<int>(a.backend), family_rank(a.family), a.family, a.name) <
+           std::make_tuple(static_cast<int>(b.backend), family_rank(b.family), b.family, b.name);
+  });
+  for (auto& t : tables) {
+    std::sort(t.chains.begin(), t.chains.end(), [](const Chain& a, const Chain& b) {
+      auto key = [](const Chain& c) {
+        return std::make_tuple(c.base ? 0 : 1, c.base ? hook_rank(c.base->hook) : 0,
+                               c.base ? c.base->priority : 0, c.name);
+      };
+      return key(a) < key(b);
+    });
+    for (auto& c : t.chains) {
+      std::stable_sort(c.rules.begin(), c.rules.end(),
+                       [](const Rule& a, const Rule& b) { return a.position < b.position; });
+    }
+    std::sort(t.sets.begin(), t.sets.end(), [](const NftSet& a, const NftSet& b) { return a.name < b.name; });
+    for (auto& set : t.sets) {
+      std::sort(set.elements.begin(), set.elements.end(), [](const SetElement& a, const SetElement& b) {
+        return std::tie(a.key, a.value) < std::tie(b.key, b.value);
+      });
+    }
+  }
+  auto by_id = [](const auto& a, const auto& b) { return a.id < b.id; };
+  std::sort(s.ebpf.programs.begin(), s.ebpf.programs.end(), by_id);
+  std::sort(s.ebpf.maps.begin(), s.ebpf.maps.end(), by_id);
+  std::sort(s.ebpf.links.begin(), s.ebpf.links.end(), by_id);
+  for (auto& p : s.ebpf.programs) std::sort(p.pinned.begin(), p.pinned.end());
+  for (auto& m : s.ebpf.maps) std::sort(m.pinned.begin(), m.pinned.end());
+  for (auto& l : s.ebpf.links) std::sort(l.pinned.begin(), l.pinned.end());
+  std::sort(s.ebpf.attachments.begin(), s.ebpf.attachments.end(), [](const BpfAttachment& a, const BpfAttachment& b) {
+    return std::tie(a.kind, a.target, a.direction, a.priority, a.handle, a.prog_id) <
+           std::tie(b.kind, b.target, b.direction, b.priority, b.handle, b.prog_id);
+  });
+  std::sort(s.ebpf.services.begin(), s.ebpf.services.end(),
+            [](const LbServices& a, const LbServices& b) { return a.dataplane < b.dataplane; });
+  for (auto& svc : s.ebpf.services) {
+    std::sort(svc.frontends.begin(), svc.frontends.end(), [](const LbFrontend& a, const LbFrontend& b) {
+      return std::tie(a.address, a.port, a.protocol, a.type) < std::tie(b.address, b.port, b.protocol, b.type);
+    });
+    std::sort(svc.backends.begin(), svc.backends.end(), by_id);
+  }
+  std::sort(s.unavailable.begin(), s.unavailable.end(),
+            [](const Unavailable& a, const Unavailable& b) { return a.section < b.section; });
+}
+
+void refresh_counts(Snapshot& s) {
+  for (auto& t : s.netfilter.tables) {
+    for (auto& c : t.chains) {
+      if (c.rules_recorded) c.rule_count = c.rules.size();
+    }
+    for (auto& set : t.sets) {
+      if (set.elements_recorded) set.element_count = set.elements.size();
+    }
+  }
+}
+
+template <typename S, typename T>
+static T* find_table_impl(S& s, Backend b, const std::string& family, const std::string& name) {
+  for (auto& t : s.netfilter.tables) {
+    if (t.backend == b && t.family == family && t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+Table* find_table(Snapshot& s, Backend b, const std::string& family, const std::string& name) {
+  return find_table_impl<Snapshot, Table>(s, b, family, name);
+}
+const Table* find_table(const Snapshot& s, Backend b, const std::string& family, const std::string& name) {
+  return find_table_impl<const Snapshot, const Table>(s, b, family, name);
+}
+
+Chain* find_chain(Table& t, const std::string& name) {
+  for (auto& c : t.chains) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+const Chain* find_chain(const Table& t, const std::string& name) {
+  for (const auto& c : t.chains) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+bool is_unavailable(const Snapshot& s, const std::string& section) {
+  return std::any_of(s.unavailable.begin(), s.unavailable.end(),
+                     [&](const Unavailable& u) { return u.section == section; });
+}
+
+}  // namespace dpscope::model

@@ -1,0 +1,295 @@
+// The snapshot model: plain facts about one node's packet dataplane.
+//
+// This is the only language collectors, analysis and renderers share. It holds
+// facts, not conclusions (no "mode", no "owner": those are analysis). Its JSON
+// form is "dpscope.snapshot/v1", documented field by field in
+// docs/snapshot-schema.md. Keep the two in step.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dpscope::model {
+
+inline constexpr const char* kSchema = "dpscope.snapshot/v1";
+inline constexpr int kSchemaMajor = 1;
+
+// ---------------------------------------------------------------- node
+
+struct NodeInfo {
+  std::string name;         // node / host name ("" when unknown)
+  std::string kernel;       // uname -r of the collecting host ("" for imports)
+  std::string source;       // "live" | "import"
+  std::string environment;  // "host" | "netns:<name>" | "kubectl-debug" | "import"
+  std::string taken_at;     // RFC 3339 UTC
+  std::string tool_version; // dpscope version that wrote it
+  std::vector<std::string> inputs;  // imported files, as given on the command line
+  bool operator==(const NodeInfo&) const = default;
+};
+
+// ---------------------------------------------------------------- netfilter
+
+enum class Backend { IptablesNft, IptablesLegacy, Nftables };
+
+// Address prefix as written by iptables-save: "10.0.0.1/32", "fd00::/64".
+struct Prefix {
+  std::string cidr;
+  bool negated = false;
+  bool operator==(const Prefix&) const = default;
+};
+
+struct Counters {
+  uint64_t packets = 0;
+  uint64_t bytes = 0;
+  bool operator==(const Counters&) const = default;
+};
+
+// What a rule matches, summarised to the fields reports need.
+struct RuleMatch {
+  std::optional<Prefix> source;
+  std::optional<Prefix> destination;
+  std::string protocol;       // "tcp", "udp", "sctp", "" = any
+  bool protocol_negated = false;
+  std::string dport;          // "80", "30000:30100", "" = any
+  std::string comment;        // comment match / nft rule comment, unescaped
+  std::vector<std::string> modules;  // -m modules in order ("comment", "tcp", "statistic", ...)
+  bool operator==(const RuleMatch&) const = default;
+};
+
+// Verdict kinds:
+//   "jump"    -j CHAIN            target = chain name
+//   "goto"    -g CHAIN            target = chain name
+//   "verdict" ACCEPT/DROP/RETURN/QUEUE   target = verdict name (upper case)
+//   "target"  an extension target (DNAT, MASQUERADE, REJECT, MARK, ...)  target = name
+//   "vmap"    nftables verdict map lookup  target = map name or "" for anonymous
+//   "none"    no -j (counting / comment-only rule)
+struct Rule {
+  uint32_t position = 0;      // 1-based within its chain
+  RuleMatch match;
+  std::string verdict_kind = "none";
+  std::string target;
+  std::string target_args;    // e.g. "--to-destination 10.1.2.3:80" ("" when not decoded)
+  std::optional<Counters> counters;
+  // A live rule holding an expression dpscope cannot decode is kept and
+  // marked, never dropped. `raw` holds what could be rendered of it.
+  bool undecoded = false;
+  std::string raw;
+  bool operator==(const Rule&) const = default;
+};
+
+struct BaseChain {
+  std::string hook;        // "prerouting", "input", "forward", "output", "postrouting", "ingress", ...
+  std::string type;        // nft chain type: "filter", "nat", "route" ("" for iptables import)
+  int32_t priority = 0;
+  std::string policy;      // "ACCEPT" | "DROP" (iptables case) / "accept" | "drop" (nft)
+  bool operator==(const BaseChain&) const = default;
+};
+
+struct Chain {
+  std::string name;
+  std::optional<BaseChain> base;   // set for built-in / base chains
+  std::optional<Counters> policy_counters;
+  // Number of rules in the chain. Always set. Equal to rules.size() unless the
+  // collector counted rules without recording them (rules_recorded == false).
+  uint64_t rule_count = 0;
+  bool rules_recorded = true;
+  std::vector<Rule> rules;
+  bool operator==(const Chain&) const = default;
+};
+
+struct SetElement {
+  std::string key;      // rendered as nft prints it: "172.30.0.41 . tcp . 80"
+  std::string value;    // map data / verdict ("goto service-ULMVA6XW-ns1/svc1/tcp/p80"), "" for sets
+  std::string comment;
+  bool operator==(const SetElement&) const = default;
+};
+
+struct NftSet {
+  std::string name;
+  bool is_map = false;
+  bool anonymous = false;           // "__set%d" / "__map%d" sets bound to one rule
+  std::vector<std::string> key_type;  // ["ipv4_addr", "inet_proto", "inet_service"]
+  std::string data_type;            // "verdict", "ipv4_addr", ... ("" for plain sets)
+  std::string comment;
+  uint64_t element_count = 0;
+  bool elements_recorded = false;   // false when only the count is known
+  std::vector<SetElement> elements;
+  bool operator==(const NftSet&) const = default;
+};
+
+struct Table {
+  Backend backend = Backend::IptablesNft;
+  std::string family;   // "ip", "ip6", "inet", "arp", "bridge", "netdev"
+  std::string name;     // "filter", "nat", "mangle", "raw", "security", "kube-proxy", ...
+  std::vector<Chain> chains;
+  std::vector<NftSet> sets;   // nftables backend only
+  bool operator==(const Table&) const = default;
+};
+
+struct NetfilterCollection {
+  // nftables ruleset generation the snapshot was read at (live only).
+  std::optional<uint32_t> nft_generation;
+  uint32_t nft_retries = 0;    // dumps repeated because the generation moved / DUMP_INTR
+  bool operator==(const NetfilterCollection&) const = default;
+};
+
+struct Netfilter {
+  bool collected = false;      // false: section absent (see Snapshot::unavailable)
+  NetfilterCollection collection;
+  std::vector<Table> tables;
+  bool operator==(const Netfilter&) const = default;
+};
+
+// ---------------------------------------------------------------- eBPF
+
+struct BpfProgram {
+  uint32_t id = 0;
+  std::string type;          // libbpf's name: "sched_cls", "xdp", "cgroup_sock_addr", ...
+  std::string name;          // full name (from BTF func info when the kernel's is cut)
+  std::string tag;           // 16 hex chars
+  std::string loaded_at;     // RFC 3339 UTC ("" unknown)
+  uint32_t bytes_xlated = 0;
+  uint32_t bytes_jited = 0;
+  uint64_t bytes_memlock = 0;
+  std::vector<uint32_t> map_ids;
+  uint32_t btf_id = 0;
+  std::optional<uint64_t> run_time_ns;   // only when stats were already on
+  std::optional<uint64_t> run_cnt;
+  std::vector<std::string> pinned;
+  bool operator==(const BpfProgram&) const = default;
+};
+
+struct BpfMap {
+  uint32_t id = 0;
+  std::string type;          // "hash", "lru_hash", "array", "percpu_hash", ...
+  std::string name;          // kernel name (max 15 chars)
+  uint32_t key_size = 0;
+  uint32_t value_size = 0;
+  uint32_t max_entries = 0;
+  uint32_t flags = 0;
+  uint64_t bytes_memlock = 0;
+  uint32_t btf_id = 0;
+  std::vector<std::string> pinned;
+  std::optional<uint64_t> entries;   // current entries when counted
+  std::string entries_note;          // why not counted / "truncated" ("" when counted)
+  bool operator==(const BpfMap&) const = default;
+};
+
+struct BpfLink {
+  uint32_t id = 0;
+  std::string type;          // "tcx", "xdp", "cgroup", "netns", "netkit", "tracing", ...
+  uint32_t prog_id = 0;
+  std::string attach_type;   // "tcx_ingress", "cgroup_inet4_connect", ...
+  uint32_t ifindex = 0;      // tcx / xdp / netkit
+  std::string interface;     // resolved in the target netns ("" unknown)
+  uint64_t cgroup_id = 0;
+  std::vector<std::string> pinned;
+  bool operator==(const BpfLink&) const = default;
+};
+
+// One program attached somewhere, however it was attached.
+struct BpfAttachment {
+  std::string kind;          // "tc" | "tcx" | "xdp" | "cgroup" | "netkit" | "netfilter"
+  std::string target;        // interface name, or cgroup path relative to the cgroup2 root
+  std::string direction;     // "ingress"/"egress" (tc, tcx), XDP mode, or cgroup attach type
+  uint32_t prog_id = 0;
+  std::string prog_name;     // tc filter label or program name
+  uint32_t priority = 0;     // tc filter priority
+  uint32_t handle = 0;       // tc filter handle
+  bool direct_action = false;
+  std::optional<uint32_t> link_id;
+  bool operator==(const BpfAttachment&) const = default;
+};
+
+// A load-balancer frontend as programmed in an eBPF service map.
+struct LbFrontend {
+  std::string address;
+  uint16_t port = 0;
+  std::string protocol;      // "tcp" | "udp" | "sctp" | "any"
+  std::string type;          // "ClusterIP" | "NodePort" | "LoadBalancer" | "ExternalIP" | "HostPort" | ...
+  std::string scope;         // "external" | "internal"
+  uint32_t backends = 0;
+  uint32_t service_id = 0;   // rev-NAT id (Cilium) / service id (Calico)
+  bool surrogate = false;    // NodePort surrogate (0.0.0.0 / node IP expansion)
+  bool operator==(const LbFrontend&) const = default;
+};
+
+struct LbBackend {
+  uint32_t id = 0;
+  std::string address;
+  uint16_t port = 0;
+  std::string protocol;
+  std::string state;         // "active" | "terminating" | "quarantined" | "maintenance" | ""
+  bool operator==(const LbBackend&) const = default;
+};
+
+// Decoded service maps of one dataplane (Cilium or Calico).
+struct LbServices {
+  std::string dataplane;     // "cilium" | "calico"
+  std::string layout;        // which versions' layout was read, e.g. "cilium 1.16-1.20 services_v2/backends_v3"
+  std::vector<std::string> maps;   // map names decoded
+  bool decoded = true;             // false: sizes did not match a known layout
+  std::string note;                // why not decoded
+  uint64_t wildcard_skipped = 0;
+  std::vector<LbFrontend> frontends;
+  std::vector<LbBackend> backends;
+  bool operator==(const LbServices&) const = default;
+};
+
+struct Ebpf {
+  bool collected = false;
+  std::vector<BpfProgram> programs;
+  std::vector<BpfMap> maps;
+  std::vector<BpfLink> links;
+  std::vector<BpfAttachment> attachments;
+  std::vector<LbServices> services;
+  bool operator==(const Ebpf&) const = default;
+};
+
+// ---------------------------------------------------------------- snapshot
+
+// A section that could not be collected. Reports show it as "unavailable
+// (reason)", never as zero.
+struct Unavailable {
+  std::string section;   // "netfilter", "netfilter.iptables-legacy", "ebpf", "ebpf.attachments.tc", ...
+  std::string reason;    // human sentence
+  int error = 0;         // errno, 0 when not a syscall failure
+  std::string hint;      // how to fix it ("run as root or with CAP_NET_ADMIN")
+  bool operator==(const Unavailable&) const = default;
+};
+
+struct Snapshot {
+  std::string schema = kSchema;
+  NodeInfo node;
+  Netfilter netfilter;
+  Ebpf ebpf;
+  std::vector<Unavailable> unavailable;
+  bool operator==(const Snapshot&) const = default;
+};
+
+// ---------------------------------------------------------------- helpers
+
+const char* to_string(Backend b);
+// Throws std::invalid_argument on an unknown name.
+Backend backend_from_string(const std::string& s);
+
+// Sorts everything into canonical order so two snapshots of the same state
+// are equal and diff cleanly: tables by (backend, family, name); chains with
+// base chains first in hook order, then by name; rules keep their position;
+// sets by name; eBPF objects by id; frontends by (address, port, protocol).
+void canonicalize(Snapshot& s);
+
+// Fills Chain::rule_count from rules where rules_recorded.
+void refresh_counts(Snapshot& s);
+
+Table* find_table(Snapshot& s, Backend b, const std::string& family, const std::string& name);
+const Table* find_table(const Snapshot& s, Backend b, const std::string& family,
+                        const std::string& name);
+Chain* find_chain(Table& t, const std::string& name);
+const Chain* find_chain(const Table& t, const std::string& name);
+
+bool is_unavailable(const Snapshot& s, const std::string& section);
+
+}  // namespace dpscope::model

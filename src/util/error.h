@@ -1,0 +1,58 @@
+// Error policy (see docs/errors.md):
+//  - InputError: the user's input is wrong (file:line: what) -> exit 2
+//  - UsageError: bad command line -> exit 2
+//  - SystemError: a syscall failed; carries errno and a hint -> exit 4 unless caught
+//    and turned into an `unavailable` record by a collector.
+// Recoverable per-section failures never throw: a collector records them in
+// Snapshot::unavailable instead (a missing capability is data).
+#pragma once
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace dpscope {
+
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitGateFailed = 1,
+  kExitBadInput = 2,
+  kExitIncomplete = 3,
+  kExitInternal = 4,
+};
+
+class InputError : public std::runtime_error {
+ public:
+  // line == 0 means "the file as a whole" (e.g. JSON without a line, empty file).
+  InputError(std::string file, size_t line, const std::string& what)
+      : std::runtime_error(format(file, line, what)), file_(std::move(file)), line_(line) {}
+  const std::string& file() const { return file_; }
+  size_t line() const { return line_; }
+
+ private:
+  static std::string format(const std::string& file, size_t line, const std::string& what) {
+    return line ? file + ":" + std::to_string(line) + ": " + what : file + ": " + what;
+  }
+  std::string file_;
+  size_t line_;
+};
+
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class SystemError : public std::runtime_error {
+ public:
+  SystemError(const std::string& what, int err, std::string hint = {})
+      : std::runtime_error(what + ": " + std::strerror(err)), err_(err), hint_(std::move(hint)) {}
+  int err() const { return err_; }
+  const std::string& hint() const { return hint_; }
+
+ private:
+  int err_;
+  std::string hint_;
+};
+
+}  // namespace dpscope

@@ -1,0 +1,49 @@
+#!/bin/sh
+# Runs every test tier and ends with one line: "N passed, N failed, N skipped".
+#   unit         ASan+UBSan build, no root needed
+#   cli          the real binary on files
+#   integration  real kernel state in dps-* namespaces; skips loudly without root
+set -u
+build=${1:-build}
+asan=${2:-build-asan}
+logdir=$(mktemp -d /tmp/dpscope-tests.XXXXXX)
+trap 'rm -rf "$logdir"' EXIT
+
+passed=0 failed=0 skipped=0 status=0
+run_tier() {
+  tier=$1 bin=$2
+  if [ ! -x "$bin" ]; then
+    echo "== $tier: no tests built ($bin)"
+    return
+  fi
+  echo "== $tier: $bin"
+  "$bin" --gtest_brief=1 --gtest_output="json:$logdir/$tier.json" >"$logdir/$tier.log" 2>&1
+  rc=$?
+  # gtest's own summary lines are the source of the counts.
+  p=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\{0,1\}\..*/\1/p' "$logdir/$tier.log" | tail -n1)
+  f=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) tests\{0,1\}, listed below.*/\1/p' "$logdir/$tier.log" | tail -n1)
+  s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\{0,1\}, listed below.*/\1/p' "$logdir/$tier.log" | tail -n1)
+  p=${p:-0} f=${f:-0} s=${s:-0}
+  if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+    f=1  # crashed or sanitizer abort before gtest could count
+    echo "   $tier exited $rc without a gtest failure summary:"
+  fi
+  if [ "$rc" != 0 ] || [ "$f" != 0 ] || [ "$s" != 0 ]; then
+    grep -E '^\[  (FAILED|SKIPPED) |Failure|SKIPPED:|ERROR|runtime error|Sanitizer' "$logdir/$tier.log" | head -n 60 | sed 's/^/   /'
+  fi
+  [ "$rc" = 0 ] || status=1
+  echo "   $tier: $p passed, $f failed, $s skipped"
+  passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+}
+
+if [ "$(id -u)" != 0 ]; then
+  echo "NOTE: not root: integration tests that need kernel state will be SKIPPED"
+fi
+run_tier unit "$asan/tests/dpscope_unit_tests"
+run_tier cli "$build/tests/dpscope_cli_tests"
+run_tier integration "$build/tests/dpscope_integration_tests"
+
+echo
+echo "tests: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ] || status=1
+exit $status
