@@ -75,7 +75,6 @@ json chain_json(const Chain& c) {
 json set_json(const NftSet& s) {
   json j = {{"name", s.name},
             {"is_map", s.is_map},
-            {"anonymous", s.anonymous},
             {"key_type", s.key_type},
             {"data_type", s.data_type},
             {"comment", s.comment},
@@ -343,7 +342,6 @@ NftSet read_set(const Reader& r) {
   NftSet s;
   s.name = r.at("name").str();
   s.is_map = r.bool_or("is_map", false);
-  s.anonymous = r.bool_or("anonymous", false);
   s.key_type = r.strings_or("key_type");
   s.data_type = r.str_or("data_type");
   s.comment = r.str_or("comment");

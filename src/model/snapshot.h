@@ -106,10 +106,11 @@ struct SetElement {
   bool operator==(const SetElement&) const = default;
 };
 
+// A named nftables set or map. Anonymous sets ("__set%d", bound to one rule)
+// are not listed: nft -j prints them inline in their rule, not as objects.
 struct NftSet {
   std::string name;
   bool is_map = false;
-  bool anonymous = false;           // "__set%d" / "__map%d" sets bound to one rule
   std::vector<std::string> key_type;  // ["ipv4_addr", "inet_proto", "inet_service"]
   std::string data_type;            // "verdict", "ipv4_addr", ... ("" for plain sets)
   std::string comment;
