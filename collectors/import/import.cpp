@@ -1,1 +1,94 @@
 #include "collectors/import/import.h"
+
+#include <chrono>
+#include <ctime>
+
+#include "model/json.h"
+#include "util/error.h"
+
+namespace dpscope::importer {
+
+namespace {
+
+std::string origin_of(const std::string& path) { return path == "-" ? "<stdin>" : path; }
+
+std::string now_rfc3339() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// An iptables-nft table read from `nft -j`: rules counted, not recorded.
+bool count_only(const model::Table& t) {
+  if (t.backend != model::Backend::IptablesNft) return false;
+  for (const auto& c : t.chains) {
+    if (!c.rules_recorded) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void Importer::add_iptables_save(const std::string& path, const IptablesTextOptions& options) {
+  const std::string text = model::read_file(path);
+  add(parse_iptables_save(text, origin_of(path), options), origin_of(path));
+  note_input(path);
+}
+
+void Importer::add_iptables_rules_listing(const std::string& path, const std::string& table,
+                                          const IptablesTextOptions& options) {
+  const std::string text = model::read_file(path);
+  std::vector<model::Table> tables;
+  tables.push_back(parse_iptables_rules_listing(text, origin_of(path), table, options));
+  add(std::move(tables), origin_of(path));
+  note_input(path);
+}
+
+void Importer::add_nft_json(const std::string& path) {
+  const std::string text = model::read_file(path);
+  add(parse_nft_json(text, origin_of(path)), origin_of(path));
+  note_input(path);
+}
+
+void Importer::add(std::vector<model::Table> tables, const std::string& origin) {
+  auto& existing = snapshot_.netfilter.tables;
+  for (auto& t : tables) {
+    const auto key = std::make_tuple(static_cast<int>(t.backend), t.family, t.name);
+    auto seen = origins_.find(key);
+    if (seen != origins_.end()) {
+      auto* old = model::find_table(snapshot_, t.backend, t.family, t.name);
+      const bool old_count_only = old && count_only(*old);
+      const bool new_count_only = count_only(t);
+      if (new_count_only && !old_count_only) continue;  // iptables-save already has it, with rules
+      if (old_count_only && !new_count_only) {
+        *old = std::move(t);
+        seen->second = origin;
+        continue;
+      }
+      throw InputError(origin, 0,
+                       "table " + t.family + " " + t.name + " (" + model::to_string(t.backend) +
+                           ") is also in " + seen->second + ": each table may come from one input only");
+    }
+    origins_.emplace(key, origin);
+    existing.push_back(std::move(t));
+  }
+  snapshot_.netfilter.collected = true;
+}
+
+model::Snapshot Importer::finish(const std::string& node_name) {
+  auto& node = snapshot_.node;
+  node.name = node_name;
+  node.kernel = "";
+  node.source = "import";
+  node.environment = "import";
+  node.taken_at = now_rfc3339();
+  node.tool_version = DPSCOPE_VERSION;
+  model::refresh_counts(snapshot_);
+  model::canonicalize(snapshot_);
+  return std::move(snapshot_);
+}
+
+}  // namespace dpscope::importer

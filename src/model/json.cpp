@@ -41,7 +41,10 @@ json rule_json(const Rule& r) {
     m["protocol"] = r.match.protocol;
     if (r.match.protocol_negated) m["protocol_negated"] = true;
   }
-  if (!r.match.dport.empty()) m["dport"] = r.match.dport;
+  if (!r.match.dport.empty()) {
+    m["dport"] = r.match.dport;
+    if (r.match.dport_negated) m["dport_negated"] = true;
+  }
   if (!r.match.comment.empty()) m["comment"] = r.match.comment;
   if (!r.match.modules.empty()) m["modules"] = r.match.modules;
   json j = {{"position", r.position}, {"match", m}, {"verdict_kind", r.verdict_kind}};
@@ -302,6 +305,7 @@ Rule read_rule(const Reader& r) {
     x.match.protocol = m.str_or("protocol");
     x.match.protocol_negated = m.bool_or("protocol_negated", false);
     x.match.dport = m.str_or("dport");
+    x.match.dport_negated = m.bool_or("dport_negated", false);
     x.match.comment = m.str_or("comment");
     x.match.modules = m.strings_or("modules");
   }

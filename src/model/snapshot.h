@@ -53,6 +53,7 @@ struct RuleMatch {
   std::string protocol;       // "tcp", "udp", "sctp", "" = any
   bool protocol_negated = false;
   std::string dport;          // "80", "30000:30100", "" = any
+  bool dport_negated = false;  // "! --dport 80" / "! --dports 80,443"
   std::string comment;        // comment match / nft rule comment, unescaped
   std::vector<std::string> modules;  // -m modules in order ("comment", "tcp", "statistic", ...)
   bool operator==(const RuleMatch&) const = default;

@@ -1,0 +1,311 @@
+// `nft -j list ruleset` -> netfilter tables.
+//
+// nft prints the whole document on one line, so a structural error is
+// reported at the line where the document starts, with the path of the
+// offending object ("nftables[12] (rule): ...") saying where inside it.
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "collectors/import/import.h"
+#include "model/iptables.h"
+#include "util/error.h"
+
+namespace dpscope::importer {
+
+namespace {
+
+using nlohmann::json;
+using model::Backend;
+
+class NftParser {
+ public:
+  NftParser(std::string_view text, const std::string& origin) : text_(text), origin_(origin) {}
+
+  std::vector<model::Table> parse() {
+    check_text(text_, origin_);
+    const size_t first = text_.find_first_not_of(" \t\r\n");
+    if (first == std::string_view::npos) throw InputError(origin_, 1, "empty file (only white space)");
+    doc_line_ = line_of_offset(first);
+    json doc;
+    try {
+      doc = json::parse(text_.begin(), text_.end());
+    } catch (const json::parse_error& e) {
+      const size_t offset = e.byte > 0 ? e.byte - 1 : 0;
+      std::string what = e.what();
+      // "[json.exception.parse_error.101] parse error at line 1, column 5: syntax error ..."
+      if (auto colon = what.find(": "); colon != std::string::npos && what.find("parse error") < colon) {
+        what = what.substr(colon + 2);
+      }
+      throw InputError(origin_, line_of_offset(offset), "invalid JSON: " + what);
+    }
+    if (!doc.is_object() || !doc.contains("nftables") || !doc["nftables"].is_array()) {
+      fail("not `nft -j list ruleset` output: expected an object with an \"nftables\" array");
+    }
+    const json& items = doc["nftables"];
+    // Pass 1: tables and chains, so each table can be classified by its base chains.
+    for (size_t i = 0; i < items.size(); ++i) {
+      const json& item = items[i];
+      where_ = "nftables[" + std::to_string(i) + "]";
+      if (!item.is_object() || item.size() != 1) fail("each element must be an object with one key");
+      const std::string& kind = item.begin().key();
+      const json& body = item.begin().value();
+      where_ += " (" + kind + ")";
+      if (kind == "table") {
+        add_table(body);
+      } else if (kind == "chain") {
+        add_chain(body);
+      }
+    }
+    for (auto& t : tables_) classify(t);
+    // Pass 2: rules, sets, maps.
+    for (size_t i = 0; i < items.size(); ++i) {
+      const std::string& kind = items[i].begin().key();
+      const json& body = items[i].begin().value();
+      where_ = "nftables[" + std::to_string(i) + "] (" + kind + ")";
+      if (kind == "rule") {
+        add_rule(body);
+      } else if (kind == "set" || kind == "map") {
+        add_set(body, kind == "map");
+      }
+      // metainfo, counter, quota, ct helper, flowtable, ...: not part of the model.
+    }
+    std::vector<model::Table> out;
+    for (auto& t : tables_) {
+      for (auto& c : t.table.chains) {
+        if (c.rules_recorded) c.rule_count = c.rules.size();
+      }
+      out.push_back(std::move(t.table));
+    }
+    return out;
+  }
+
+ private:
+  struct TableState {
+    model::Table table;
+    std::unordered_map<std::string, size_t> chain_index;
+  };
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw InputError(origin_, doc_line_, where_.empty() ? what : where_ + ": " + what);
+  }
+
+  size_t line_of_offset(size_t offset) const {
+    size_t line = 1;
+    for (size_t i = 0; i < offset && i < text_.size(); ++i) {
+      if (text_[i] == '\n') ++line;
+    }
+    return line;
+  }
+
+  const json& field(const json& body, const char* key) const {
+    if (!body.is_object()) fail("expected an object");
+    auto it = body.find(key);
+    if (it == body.end()) fail(std::string("missing \"") + key + "\"");
+    return *it;
+  }
+
+  std::string string_field(const json& body, const char* key) const {
+    const json& v = field(body, key);
+    if (!v.is_string()) fail(std::string("\"") + key + "\" must be a string");
+    return v.get<std::string>();
+  }
+
+  std::string optional_string(const json& body, const char* key) const {
+    auto it = body.find(key);
+    if (it == body.end() || it->is_null()) return "";
+    if (!it->is_string()) fail(std::string("\"") + key + "\" must be a string");
+    return it->get<std::string>();
+  }
+
+  static std::string key_of(const std::string& family, const std::string& name) { return family + " " + name; }
+
+  TableState& table_of(const json& body) {
+    const std::string family = string_field(body, "family");
+    const std::string name = string_field(body, "table");
+    auto it = table_index_.find(key_of(family, name));
+    if (it == table_index_.end()) fail("table " + family + " " + name + " is not declared before its objects");
+    return tables_[it->second];
+  }
+
+  void add_table(const json& body) {
+    const std::string family = string_field(body, "family");
+    const std::string name = string_field(body, "name");
+    if (!table_index_.emplace(key_of(family, name), tables_.size()).second) {
+      fail("table " + family + " " + name + " listed twice");
+    }
+    auto& t = tables_.emplace_back();
+    t.table.backend = Backend::Nftables;
+    t.table.family = family;
+    t.table.name = name;
+  }
+
+  void add_chain(const json& body) {
+    auto& t = table_of(body);
+    const std::string name = string_field(body, "name");
+    if (!t.chain_index.emplace(name, t.table.chains.size()).second) fail("chain " + name + " listed twice");
+    auto& chain = t.table.chains.emplace_back();
+    chain.name = name;
+    if (body.contains("hook")) {
+      model::BaseChain base;
+      base.hook = string_field(body, "hook");
+      base.type = optional_string(body, "type");
+      const json& prio = field(body, "prio");
+      if (!prio.is_number_integer()) fail("\"prio\" must be an integer");
+      base.priority = prio.get<int32_t>();
+      base.policy = optional_string(body, "policy");
+      if (base.policy.empty()) base.policy = "accept";
+      chain.base = std::move(base);
+    }
+  }
+
+  // iptables-nft's tables get iptables' base chain record (upper-case policy,
+  // the same as an iptables-save import) and their rules counted only.
+  void classify(TableState& t) {
+    std::vector<std::string> base_names;
+    for (const auto& c : t.table.chains) {
+      if (c.base) base_names.push_back(c.name);
+    }
+    t.table.backend = model::classify_nft_table(t.table.family, t.table.name, base_names);
+    if (t.table.backend != Backend::IptablesNft) return;
+    for (auto& c : t.table.chains) {
+      c.rules_recorded = false;
+      if (!c.base) continue;
+      std::string policy = c.base->policy;
+      for (auto& ch : policy) ch = static_cast<char>(ch >= 'a' && ch <= 'z' ? ch - 'a' + 'A' : ch);
+      c.base = model::iptables_base_chain(t.table.name, c.name, policy);
+    }
+  }
+
+  void add_rule(const json& body) {
+    auto& t = table_of(body);
+    const std::string chain_name = string_field(body, "chain");
+    auto it = t.chain_index.find(chain_name);
+    if (it == t.chain_index.end()) fail("rule of chain " + chain_name + " which is not listed");
+    auto& chain = t.table.chains[it->second];
+    const json& expr = field(body, "expr");
+    if (!expr.is_array()) fail("\"expr\" must be an array");
+    if (!chain.rules_recorded) {
+      ++chain.rule_count;
+      return;
+    }
+    auto& rule = chain.rules.emplace_back();
+    rule.position = static_cast<uint32_t>(chain.rules.size());
+    rule.match.comment = optional_string(body, "comment");
+    if (!expr.empty()) verdict(expr.back(), rule);
+  }
+
+  // The verdict of the rule's last statement.
+  void verdict(const json& statement, model::Rule& rule) const {
+    if (!statement.is_object() || statement.size() != 1) fail("a statement must be an object with one key");
+    const std::string& name = statement.begin().key();
+    const json& arg = statement.begin().value();
+    if (name == "accept" || name == "drop" || name == "return" || name == "continue" || name == "queue") {
+      rule.verdict_kind = "verdict";
+      rule.target = name;
+    } else if (name == "jump" || name == "goto") {
+      rule.verdict_kind = name;
+      rule.target = string_field(arg, "target");
+    } else if (name == "vmap") {
+      rule.verdict_kind = "vmap";
+      const json& data = field(arg, "data");
+      // "@service-ips" names a map; an object is an anonymous one.
+      if (data.is_string()) {
+        std::string target = data.get<std::string>();
+        if (!target.empty() && target[0] == '@') target.erase(0, 1);
+        rule.target = std::move(target);
+      }
+    } else if (name == "reject" || name == "dnat" || name == "snat" || name == "masquerade" || name == "redirect") {
+      rule.verdict_kind = "target";
+      rule.target = name;
+    }
+  }
+
+  // An element key or value as `nft list` prints it: "172.30.0.41 . tcp . 80".
+  std::string render(const json& v, int depth = 0) const {
+    if (depth > 16) fail("element nested too deeply");
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_number_integer() || v.is_number_unsigned()) return v.dump();
+    if (v.is_object() && v.size() == 1) {
+      const std::string& name = v.begin().key();
+      const json& arg = v.begin().value();
+      if (name == "concat" && arg.is_array()) {
+        std::string out;
+        for (const auto& part : arg) {
+          if (!out.empty()) out += " . ";
+          out += render(part, depth + 1);
+        }
+        return out;
+      }
+      if (name == "prefix" && arg.is_object()) return render(field(arg, "addr"), depth + 1) + "/" + render(field(arg, "len"), depth + 1);
+      if (name == "range" && arg.is_array() && arg.size() == 2) return render(arg[0], depth + 1) + "-" + render(arg[1], depth + 1);
+      if (name == "elem" && arg.is_object()) return render(field(arg, "val"), depth + 1);
+      if ((name == "goto" || name == "jump") && arg.is_object()) return name + " " + string_field(arg, "target");
+      if (arg.is_null()) return name;  // accept, drop, return, continue
+    }
+    return v.dump();
+  }
+
+  static std::string element_comment(const json& key) {
+    if (key.is_object() && key.contains("elem") && key["elem"].is_object()) {
+      const json& elem = key["elem"];
+      if (elem.contains("comment") && elem["comment"].is_string()) return elem["comment"].get<std::string>();
+    }
+    return "";
+  }
+
+  void add_set(const json& body, bool is_map) {
+    auto& t = table_of(body);
+    // Sets of iptables-nft tables (ebtables among) are not part of the iptables view.
+    if (t.table.backend == Backend::IptablesNft) return;
+    auto& set = t.table.sets.emplace_back();
+    set.name = string_field(body, "name");
+    set.is_map = is_map;
+    const json& type = field(body, "type");
+    if (type.is_string()) {
+      set.key_type.push_back(type.get<std::string>());
+    } else if (type.is_array()) {
+      for (const auto& part : type) set.key_type.push_back(part.is_string() ? part.get<std::string>() : part.dump());
+    } else {
+      set.key_type.push_back(type.dump());
+    }
+    if (is_map) {
+      const json& data = field(body, "map");
+      set.data_type = data.is_string() ? data.get<std::string>() : data.dump();
+    }
+    set.comment = optional_string(body, "comment");
+    set.elements_recorded = true;
+    if (auto it = body.find("elem"); it != body.end()) {
+      if (!it->is_array()) fail("\"elem\" must be an array");
+      set.elements.reserve(it->size());
+      for (const auto& e : *it) {
+        model::SetElement element;
+        if (is_map) {
+          if (!e.is_array() || e.size() != 2) fail("a map element must be a [key, value] pair");
+          element.key = render(e[0]);
+          element.value = render(e[1]);
+          element.comment = element_comment(e[0]);
+        } else {
+          element.key = render(e);
+          element.comment = element_comment(e);
+        }
+        set.elements.push_back(std::move(element));
+      }
+    }
+    set.element_count = set.elements.size();
+  }
+
+  std::string_view text_;
+  const std::string& origin_;
+  size_t doc_line_ = 1;
+  std::string where_;
+  std::vector<TableState> tables_;
+  std::unordered_map<std::string, size_t> table_index_;
+};
+
+}  // namespace
+
+std::vector<model::Table> parse_nft_json(std::string_view text, const std::string& origin) {
+  return NftParser(text, origin).parse();
+}
+
+}  // namespace dpscope::importer
