@@ -7,7 +7,7 @@ FORMAT     ?= text
 JOBS       ?= $(shell nproc)
 CMAKE_GEN  := -G Ninja
 
-.PHONY: all deps build build-asan demo test test-unit bench fuzz format clean
+.PHONY: all deps build build-asan demo test test-unit bench fuzz format clean static image
 
 all: build
 
@@ -40,6 +40,16 @@ test: build build-asan
 
 bench: build
 	@bench/run.sh $(BUILD)
+
+# Self-contained bundle (binary + shared libraries + loader; Debian has no
+# libmnl.a, so no fully static link): a directory that is a root file system.
+static: build
+	@scripts/bundle.sh $(BUILD)/dpscope $(BUILD)/bundle
+
+# Minimal image (scratch + the bundle) with buildah or podman; see docs/kubectl-debug.md.
+IMAGE ?= localhost/dpscope:0.1.0
+image: static
+	@scripts/image.sh $(BUILD)/bundle $(IMAGE) $(BUILD)/dpscope-image.oci.tar
 
 format:
 	@clang-format -i $$(git ls-files '*.cpp' '*.h')

@@ -1,0 +1,78 @@
+#!/bin/sh
+# Makes a self-contained dpscope: the binary, every shared library it loads and
+# the dynamic loader, laid out at the same absolute paths as on the build host,
+# so the bundle directory *is* a root file system: `chroot BUNDLE /usr/local/bin/dpscope`
+# works with nothing else in it but /proc and /sys, and `FROM scratch` + `COPY BUNDLE /`
+# is a complete image.
+#
+# Why a bundle and not `-static`: Debian ships no libmnl.a (libmnl-dev has only
+# the shared library), so a fully static link of dpscope cannot be made from
+# Debian packages; glibc's static libc also warns about NSS. The bundle uses the
+# same, tested, dynamically linked binary.
+#
+# Outside a chroot/image, run it through the bundled loader with bin/dpscope
+# (a POSIX sh wrapper), e.g. after copying the bundle to a node's /tmp.
+#
+# usage: scripts/bundle.sh BINARY OUTDIR
+set -eu
+
+bin=${1:?usage: bundle.sh BINARY OUTDIR}
+out=${2:?usage: bundle.sh BINARY OUTDIR}
+[ -x "$bin" ] || { echo "bundle.sh: $bin is not an executable" >&2; exit 2; }
+
+interp=$(readelf -l "$bin" | sed -n 's/.*Requesting program interpreter: \(.*\)\]/\1/p')
+[ -n "$interp" ] || { echo "bundle.sh: $bin has no program interpreter (already static?)" >&2; exit 2; }
+
+# Build into a fresh directory next to OUTDIR and swap it in at the end, so a
+# failed run never leaves a half-made bundle behind.
+tmp="$out.tmp.$$"
+rm -rf "$tmp"
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/usr/local/bin" "$tmp/bin" "$tmp/proc" "$tmp/sys"
+
+# ldd prints "name => /path (addr)" for libraries and "/path (addr)" for the loader.
+libs=$(ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' | sort -u)
+if ldd "$bin" | grep -q 'not found'; then
+  echo "bundle.sh: unresolved libraries:" >&2
+  ldd "$bin" | grep 'not found' >&2
+  exit 2
+fi
+all=$(printf "%s\n" $libs "$interp" | sort -u)
+for lib in $all; do
+  mkdir -p "$tmp$(dirname "$lib")"
+  # -L: the file itself under its soname path, not a dangling symlink.
+  cp -L "$lib" "$tmp$lib"
+done
+
+cp "$bin" "$tmp/usr/local/bin/dpscope"
+# Debug info is most of the binary's size and nothing a node needs.
+strip --strip-debug "$tmp/usr/local/bin/dpscope"
+
+# bin/dpscope: runs the bundle from wherever it was copied, through its own loader.
+libdirs=$(for lib in $libs; do dirname "$lib"; done | sort -u | sed 's|^|$here|' | paste -sd: -)
+cat >"$tmp/bin/dpscope" <<EOF
+#!/bin/sh
+# Runs the bundled dpscope with the bundled loader and libraries (no host libraries).
+here=\$(cd "\$(dirname "\$0")/.." && pwd)
+exec "\$here$interp" --library-path "$libdirs" "\$here/usr/local/bin/dpscope" "\$@"
+EOF
+chmod 755 "$tmp/bin/dpscope"
+
+# Provenance: every file with its sha256 and the Debian package it came from.
+{
+  echo "# dpscope bundle: file, sha256, Debian package (version)"
+  for lib in $all; do
+    real=$(readlink -f "$lib")
+    pkg=$(dpkg -S "$lib" 2>/dev/null | head -n1 | sed 's/: .*//' || true)
+    [ -n "$pkg" ] || pkg=$(dpkg -S "$real" 2>/dev/null | head -n1 | sed 's/: .*//' || true)
+    ver=""
+    [ -n "$pkg" ] && ver=$(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null || true)
+    echo "$lib $(sha256sum "$tmp$lib" | cut -d' ' -f1) ${pkg:-unknown} ${ver}"
+  done
+  echo "/usr/local/bin/dpscope $(sha256sum "$tmp/usr/local/bin/dpscope" | cut -d' ' -f1) dpscope"
+} >"$tmp/MANIFEST"
+
+rm -rf "$out"
+mv "$tmp" "$out"
+trap - EXIT
+echo "bundle: $out ($(du -sh "$out" | cut -f1), $(echo "$libs" | wc -w) libraries + $interp)" >&2
