@@ -1,12 +1,124 @@
 #include "collectors/netfilter/netfilter.h"
 
+#include <fcntl.h>
+#include <linux/nsfs.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#include <algorithm>
 #include <cerrno>
+#include <thread>
+
+#include "collectors/netfilter/legacy.h"
+#include "collectors/netfilter/nft_dump.h"
+#include "util/error.h"
 
 namespace dpscope::netfilter {
 
-// Placeholder until the live collector lands: the section is honestly unavailable.
-void collect(model::Snapshot& snapshot, const Options&) {
-  snapshot.unavailable.push_back({"netfilter", "live netfilter collection not built yet", ENOSYS, ""});
+namespace {
+
+// What the namespace thread brings back; filled only by that thread until join().
+struct Outcome {
+  std::optional<model::Unavailable> setns_failed;
+  std::optional<NftDump> nft;
+  std::optional<model::Unavailable> nft_failed;
+  std::vector<model::Table> legacy;
+  std::optional<model::Unavailable> legacy_failed;
+};
+
+model::Unavailable unavailable_from(const std::string& section, const SystemError& e) {
+  return {section, e.what(), e.err(), e.hint()};
+}
+
+void collect_here(const Options& options, Outcome& out) {
+  try {
+    out.nft = dump_nftables(options);
+  } catch (const SystemError& e) {
+    out.nft_failed = unavailable_from("netfilter.nftables", e);
+  }
+  try {
+    for (int af : {AF_INET, AF_INET6}) {
+      for (const std::string& name : legacy_table_names(af)) out.legacy.push_back(read_legacy_table(af, name));
+    }
+  } catch (const SystemError& e) {
+    out.legacy.clear();
+    out.legacy_failed = unavailable_from("netfilter.iptables-legacy", e);
+  }
+}
+
+}  // namespace
+
+UniqueFd open_netns(const std::string& spec) {
+  std::string path;
+  if (!spec.empty() && std::all_of(spec.begin(), spec.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    path = "/proc/" + spec + "/ns/net";
+  } else if (spec.find('/') != std::string::npos) {
+    path = spec;
+  } else {
+    path = "/run/netns/" + spec;
+  }
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
+    throw UsageError("--netns " + spec + ": cannot open " + path + ": " + std::strerror(errno) +
+                     (errno == ENOENT ? " (no such network namespace; see `ip netns list`)" : ""));
+  }
+  const int type = ioctl(fd.get(), NS_GET_NSTYPE);
+  if (type >= 0 && type != CLONE_NEWNET) throw UsageError("--netns " + spec + ": " + path + " is not a network namespace");
+  if (type < 0 && errno == ENOTTY) throw UsageError("--netns " + spec + ": " + path + " is not a namespace file");
+  return fd;
+}
+
+void collect(model::Snapshot& snapshot, const Options& options) {
+  UniqueFd ns;
+  if (!options.netns.empty()) ns = open_netns(options.netns);
+  Outcome out;
+  // A dedicated thread enters the namespace; its sockets (and the worker
+  // threads it starts) stay there, and it simply ends instead of switching back.
+  std::thread worker([&] {
+    if (ns && setns(ns.get(), CLONE_NEWNET) < 0) {
+      const int err = errno;
+      out.setns_failed = model::Unavailable{
+          "netfilter", "cannot enter network namespace " + options.netns + ": " + std::strerror(err), err,
+          "entering a network namespace needs CAP_SYS_ADMIN: run as root"};
+      return;
+    }
+    try {
+      collect_here(options, out);
+    } catch (const std::exception& e) {
+      out.nft_failed = model::Unavailable{"netfilter", std::string("internal error: ") + e.what(), 0, ""};
+    }
+  });
+  worker.join();
+
+  auto& nf = snapshot.netfilter;
+  if (out.setns_failed) {
+    snapshot.unavailable.push_back(*out.setns_failed);
+    return;
+  }
+  if (out.nft) {
+    nf.collection.nft_generation = out.nft->generation;
+    nf.collection.nft_retries = out.nft->retries;
+    for (auto& t : out.nft->tables) nf.tables.push_back(std::move(t));
+    if (!out.nft->consistent) {
+      snapshot.unavailable.push_back(
+          {"netfilter.consistency",
+           "the nf_tables generation moved during every attempt; tables are a best-effort read of generation " +
+               std::to_string(out.nft->generation),
+           EAGAIN, "retry when the ruleset is quieter"});
+    }
+  }
+  for (auto& t : out.legacy) nf.tables.push_back(std::move(t));
+  if (out.nft_failed) snapshot.unavailable.push_back(*out.nft_failed);
+  if (out.legacy_failed) snapshot.unavailable.push_back(*out.legacy_failed);
+  nf.collected = out.nft.has_value() || !out.legacy_failed;
+  if (!out.nft && out.legacy_failed) {
+    // Nothing at all: the section as a whole is unavailable, with the first reason.
+    model::Unavailable whole = *out.nft_failed;
+    whole.section = "netfilter";
+    snapshot.unavailable.push_back(whole);
+    nf.collected = false;
+  }
 }
 
 }  // namespace dpscope::netfilter

@@ -7,16 +7,29 @@
 #include <string>
 
 #include "model/snapshot.h"
+#include "util/fd.h"
 
 namespace dpscope::netfilter {
 
 struct Options {
   // Network namespace: a name under /run/netns, a path, or a PID. Empty: our own.
   std::string netns;
-  // Record every rule and the elements of anonymous sets (slower on big nodes).
+  // Also read the elements of anonymous sets and maps (the per-service
+  // `numgen ... vmap { }` of kube-proxy's nftables mode) and list those sets
+  // (slower on big nodes: each is a linear search in the kernel).
   bool rules = false;
+  // Worker threads (one netlink socket each) for the per-chain rule dumps; 0: cores + 1.
+  unsigned threads = 0;
 };
 
+// Collects the netfilter section in the namespace of `options.netns`. The
+// work runs on a dedicated thread that setns()s; the caller's thread never
+// changes namespace. Throws UsageError when the namespace does not exist.
 void collect(model::Snapshot& snapshot, const Options& options);
+
+// Opens a network namespace given as a name (/run/netns/NAME), a path or a
+// PID (/proc/PID/ns/net). Throws UsageError when it does not exist or is not a
+// network namespace.
+UniqueFd open_netns(const std::string& spec);
 
 }  // namespace dpscope::netfilter

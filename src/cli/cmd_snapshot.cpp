@@ -1,19 +1,154 @@
-// Placeholder: replaced by the implementation of `dpscope snapshot`.
+// `dpscope snapshot`: the live, read-only snapshot of this node (or of one
+// network namespace) -> one snapshot file.
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <ctime>
 #include <iostream>
+#include <memory>
 
 #include "cli/commands.h"
+#include "cli/host_env.h"
+#include "collectors/bpf/bpf.h"
+#include "collectors/netfilter/netfilter.h"
+#include "model/json.h"
 #include "util/error.h"
 
 namespace dpscope::cli {
 
+namespace {
+
+constexpr const char* kSnapshotHelp = R"(Take a live snapshot of this node's packet dataplane (read-only).
+
+Reads netfilter (nftables and iptables-nft through nf_tables netlink, iptables-legacy
+through the kernel's getsockopt interface) and eBPF (programs, maps, links, attach
+points, Cilium/Calico service maps), and writes one "dpscope.snapshot/v1" JSON file.
+Nothing is changed: only plain GET requests are sent (never the *_RESET ones that
+zero counters). The nf_tables part is one consistent ruleset generation: when the
+ruleset changes during the read, it is read again (netfilter.collection.nft_retries).
+
+--netns runs the netfilter part (and eBPF's per-interface attachments) inside that
+network namespace, on a dedicated thread; eBPF objects are global to the kernel.
+--host, in a `kubectl debug node/NAME --profile=sysadmin` pod, reads the node itself
+(PID 1's network namespace, /host/sys/fs/bpf).
+
+Needs root (CAP_NET_ADMIN for netfilter, CAP_SYS_ADMIN for eBPF and --netns). A
+section that cannot be read is listed under "unavailable" with the errno and a hint,
+and the exit code is 3; it is never reported as empty.
+
+Examples:
+  dpscope snapshot -o node.json
+  dpscope snapshot --netns kind-worker -o - | jq '.netfilter.tables[].name'
+  dpscope snapshot --netns 4242 --no-ebpf -o pod.json       # the netns of PID 4242
+  kubectl debug node/worker-1 -it --profile=sysadmin --image=IMAGE -- dpscope snapshot --host -o -)";
+
+struct SnapshotSettings {
+  std::string netns;
+  bool host = false;
+  bool rules = false;
+  bool no_ebpf = false;
+  bool quiet = false;
+  unsigned threads = 0;
+  std::string output;
+};
+
+std::string rfc3339_now() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string netns_label(const std::string& spec) {
+  // "/run/netns/NAME" -> "NAME"; a PID or other path stays as given.
+  const std::string prefix = "/run/netns/";
+  if (spec.rfind(prefix, 0) == 0) return spec.substr(prefix.size());
+  return spec;
+}
+
+void report_progress(const model::Snapshot& s) {
+  uint64_t chains = 0, rules = 0, sets = 0;
+  for (const auto& t : s.netfilter.tables) {
+    chains += t.chains.size();
+    sets += t.sets.size();
+    for (const auto& c : t.chains) rules += c.rule_count;
+  }
+  if (s.netfilter.collected) {
+    std::cerr << "dpscope: netfilter: " << s.netfilter.tables.size() << " tables, " << chains << " chains, " << rules
+              << " rules, " << sets << " sets";
+    if (s.netfilter.collection.nft_generation) {
+      std::cerr << " (nf_tables generation " << *s.netfilter.collection.nft_generation << ", "
+                << s.netfilter.collection.nft_retries << " retries)";
+    }
+    std::cerr << "\n";
+  }
+  if (s.ebpf.collected) {
+    std::cerr << "dpscope: ebpf: " << s.ebpf.programs.size() << " programs, " << s.ebpf.maps.size() << " maps, "
+              << s.ebpf.links.size() << " links\n";
+  }
+  for (const auto& u : s.unavailable) {
+    std::cerr << "dpscope: unavailable: " << u.section << ": " << u.reason << "\n";
+    if (!u.hint.empty()) std::cerr << "  hint: " << u.hint << "\n";
+  }
+}
+
+int run_snapshot(const SnapshotSettings& settings) {
+  model::Snapshot snapshot;
+  utsname uts{};
+  uname(&uts);
+  snapshot.node.name = uts.nodename;
+  snapshot.node.kernel = uts.release;
+  snapshot.node.source = "live";
+  snapshot.node.environment = settings.netns.empty() ? "host" : "netns:" + netns_label(settings.netns);
+  snapshot.node.taken_at = rfc3339_now();
+  snapshot.node.tool_version = DPSCOPE_VERSION;
+
+  netfilter::Options nf;
+  nf.netns = settings.netns;
+  nf.rules = settings.rules;
+  nf.threads = settings.threads;
+  bpf::Options bpf_options;
+  bpf_options.netns = settings.netns;
+  std::optional<HostEnv> host;
+  if (settings.host) {
+    host = resolve_host_env(HostProbe{"/host", "/proc", getenv("NODE_NAME") ? getenv("NODE_NAME") : ""});
+    apply_host_env(*host, nf, bpf_options);
+    for (const auto& note : host->notes) std::cerr << "dpscope: " << note << "\n";
+  }
+  // Fail on a missing namespace before any collection starts.
+  if (!nf.netns.empty()) netfilter::open_netns(nf.netns);
+
+  netfilter::collect(snapshot, nf);
+  if (!settings.no_ebpf) bpf::collect(snapshot, bpf_options);
+  if (host) finish_host_snapshot(*host, snapshot);
+  model::canonicalize(snapshot);
+  if (!settings.quiet) report_progress(snapshot);
+  model::save_snapshot(snapshot, settings.output);
+  return snapshot.unavailable.empty() ? kExitOk : kExitIncomplete;
+}
+
+}  // namespace
+
 void register_snapshot(CLI::App& app, Runner& run) {
-  auto* sub = app.add_subcommand("snapshot", "(not yet implemented)");
-  sub->callback([&run] {
-    run = [] {
-      std::cerr << "dpscope snapshot: not implemented yet\n";
-      return kExitInternal;
-    };
-  });
+  auto settings = std::make_shared<SnapshotSettings>();
+  auto* sub = app.add_subcommand("snapshot", "Take a live, read-only snapshot of this node (or a network namespace)");
+  sub->description(kSnapshotHelp);
+  sub->add_option("--netns", settings->netns,
+                  "Network namespace for the netfilter part: a name (/run/netns/NAME), a path, or a PID");
+  sub->add_flag("--host", settings->host,
+                "In a kubectl-debug node pod: snapshot the node (PID 1's netns, /host/sys/fs/bpf)")
+      ->excludes("--netns");
+  sub->add_flag("--rules", settings->rules,
+                "Also read the elements of anonymous nft sets/maps and list those sets (slower on big nodes)");
+  sub->add_flag("--no-ebpf", settings->no_ebpf, "Skip the eBPF section (it is then absent, not unavailable)");
+  sub->add_option("--threads", settings->threads, "Netlink sockets/threads for the per-chain rule dumps (0: cores + 1)")
+      ->check(CLI::Range(0u, 64u));
+  sub->add_flag("-q,--quiet", settings->quiet, "No progress summary on stderr");
+  sub->add_option("-o,--output", settings->output, "Output file, or - for stdout")->required();
+  sub->callback([&run, settings] { run = [settings] { return run_snapshot(*settings); }; });
 }
 
 }  // namespace dpscope::cli

@@ -1,0 +1,492 @@
+#include "collectors/netfilter/nft_dump.h"
+
+#include <arpa/inet.h>
+#include <libmnl/libmnl.h>
+#include <libnftnl/chain.h>
+#include <libnftnl/common.h>
+#include <libnftnl/gen.h>
+#include <libnftnl/set.h>
+#include <libnftnl/table.h>
+#include <libnftnl/udata.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "collectors/netfilter/nft_rule.h"
+#include "collectors/netfilter/nft_set.h"
+#include "model/iptables.h"
+#include "util/error.h"
+
+namespace dpscope::netfilter {
+
+namespace {
+
+constexpr int kMaxAttempts = 20;
+// nftables' NFT_NLMSG_MAXSIZE: the largest nf_tables message is a bit above 64 KiB.
+const size_t kRecvBufferSize = 65536 + static_cast<size_t>(sysconf(_SC_PAGESIZE));
+constexpr const char* kPermissionHint =
+    "reading nf_tables needs CAP_NET_ADMIN in the namespace's user namespace: run as root";
+
+// One netlink socket and its receive buffer; one per thread.
+class NlSocket {
+ public:
+  NlSocket() : buf_(kRecvBufferSize) {}
+  ~NlSocket() { close(); }
+  NlSocket(const NlSocket&) = delete;
+  NlSocket& operator=(const NlSocket&) = delete;
+
+  // 0 or errno.
+  int open() {
+    close();
+    nl_ = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
+    if (nl_ == nullptr) return errno;
+    if (mnl_socket_bind(nl_, 0, MNL_SOCKET_AUTOPID) < 0) {
+      const int err = errno;
+      close();
+      return err;
+    }
+    portid_ = mnl_socket_get_portid(nl_);
+    return 0;
+  }
+
+  uint32_t next_seq() { return ++seq_; }
+
+  // Sends `req` and feeds every reply message to `on_msg` (returning MNL_CB_OK
+  // to go on, MNL_CB_STOP to end). 0 or errno; EINTR means the dump was
+  // interrupted (NLM_F_DUMP_INTR). After an error the socket is reopened,
+  // since the rest of an aborted dump may still be queued on it.
+  template <typename F>
+  int talk(nlmsghdr* req, F&& on_msg) {
+    if (nl_ == nullptr) {
+      if (const int err = open()) return err;
+    }
+    auto trampoline = [](const nlmsghdr* nlh, void* data) -> int { return (*static_cast<F*>(data))(nlh); };
+    int err = 0;
+    if (mnl_socket_sendto(nl_, req, req->nlmsg_len) < 0) {
+      err = errno;
+    } else {
+      for (;;) {
+        const ssize_t n = mnl_socket_recvfrom(nl_, buf_.data(), buf_.size());
+        if (n < 0) {
+          err = errno;
+          break;
+        }
+        const int ret = mnl_cb_run(buf_.data(), n, req->nlmsg_seq, portid_, trampoline, &on_msg);
+        if (ret < 0) {
+          err = errno ? errno : EPROTO;
+          break;
+        }
+        if (ret == MNL_CB_STOP) break;
+      }
+    }
+    if (err != 0) close();
+    return err;
+  }
+
+ private:
+  void close() {
+    if (nl_ != nullptr) mnl_socket_close(nl_);
+    nl_ = nullptr;
+  }
+  mnl_socket* nl_ = nullptr;
+  uint32_t portid_ = 0;
+  uint32_t seq_ = static_cast<uint32_t>(time(nullptr));
+  std::vector<char> buf_;
+};
+
+uint16_t res_id(const nlmsghdr* nlh) {
+  return ntohs(static_cast<const nfgenmsg*>(mnl_nlmsg_get_payload(nlh))->res_id);
+}
+
+int read_generation(NlSocket& sock, uint32_t& gen) {
+  char req[MNL_SOCKET_BUFFER_SIZE];
+  nlmsghdr* nlh = nftnl_nlmsg_build_hdr(req, NFT_MSG_GETGEN, AF_UNSPEC, 0, sock.next_seq());
+  bool got = false;
+  const int err = sock.talk(nlh, [&](const nlmsghdr* m) {
+    std::unique_ptr<nftnl_gen, decltype(&nftnl_gen_free)> g(nftnl_gen_alloc(), nftnl_gen_free);
+    if (nftnl_gen_nlmsg_parse(m, g.get()) < 0) return MNL_CB_ERROR;
+    gen = nftnl_gen_get_u32(g.get(), NFTNL_GEN_ID);
+    got = true;
+    return MNL_CB_STOP;  // GETGEN is answered by one message and no DONE
+  });
+  if (err == 0 && !got) return EPROTO;
+  return err;
+}
+
+struct TableInfo {
+  uint8_t family = 0;
+  model::Table table;
+  std::vector<size_t> chains;  // indices into chains
+};
+
+struct ChainInfo {
+  size_t table = 0;
+  std::string table_name;
+  uint8_t family = 0;
+  model::Chain chain;
+  uint32_t hooknum = 0;
+  bool has_hook = false;
+};
+
+struct SetInfo {
+  size_t table = 0;
+  std::string table_name;
+  uint8_t family = 0;
+  bool anonymous = false;
+  bool read_elements = false;
+  bool verdict_map = false;
+  std::vector<uint32_t> key_types;
+  uint32_t data_type = 0;
+  model::NftSet set;
+};
+
+// What one attempt read; discarded when the generation moved.
+struct Attempt {
+  std::vector<TableInfo> tables;
+  std::vector<ChainInfo> chains;
+  std::vector<SetInfo> sets;
+  std::atomic<bool> moved{false};
+  std::atomic<int> error{0};
+  uint32_t gen = 0;
+
+  void check(const nlmsghdr* nlh) {
+    if (res_id(nlh) != (gen & 0xffff)) moved = true;
+  }
+  void fail(int err) {
+    if (err == EINTR) {
+      moved = true;
+    } else {
+      int expected = 0;
+      error.compare_exchange_strong(expected, err);
+    }
+  }
+};
+
+std::string chain_udata_comment(const void* data, uint32_t len, uint8_t comment_type) {
+  std::string out;
+  struct Ctx {
+    uint8_t type;
+    std::string* out;
+  } ctx{comment_type, &out};
+  nftnl_udata_parse(
+      data, len,
+      [](const nftnl_udata* attr, void* d) -> int {
+        auto* c = static_cast<Ctx*>(d);
+        if (nftnl_udata_type(attr) == c->type) {
+          const char* s = static_cast<const char*>(nftnl_udata_get(attr));
+          c->out->assign(s, strnlen(s, nftnl_udata_len(attr)));
+        }
+        return 0;
+      },
+      &ctx);
+  return out;
+}
+
+int dump_tables(NlSocket& sock, Attempt& a) {
+  char req[MNL_SOCKET_BUFFER_SIZE];
+  nlmsghdr* nlh = nftnl_nlmsg_build_hdr(req, NFT_MSG_GETTABLE, NFPROTO_UNSPEC, NLM_F_DUMP, sock.next_seq());
+  return sock.talk(nlh, [&](const nlmsghdr* m) {
+    a.check(m);
+    std::unique_ptr<nftnl_table, decltype(&nftnl_table_free)> t(nftnl_table_alloc(), nftnl_table_free);
+    if (nftnl_table_nlmsg_parse(m, t.get()) < 0) return MNL_CB_ERROR;
+    TableInfo info;
+    info.family = static_cast<uint8_t>(nftnl_table_get_u32(t.get(), NFTNL_TABLE_FAMILY));
+    info.table.family = nft_family_name(info.family);
+    info.table.name = nftnl_table_get_str(t.get(), NFTNL_TABLE_NAME);
+    a.tables.push_back(std::move(info));
+    return MNL_CB_OK;
+  });
+}
+
+int dump_chains(NlSocket& sock, Attempt& a, const std::map<std::pair<uint8_t, std::string>, size_t>& table_index) {
+  char req[MNL_SOCKET_BUFFER_SIZE];
+  nlmsghdr* nlh = nftnl_nlmsg_build_hdr(req, NFT_MSG_GETCHAIN, NFPROTO_UNSPEC, NLM_F_DUMP, sock.next_seq());
+  return sock.talk(nlh, [&](const nlmsghdr* m) {
+    a.check(m);
+    std::unique_ptr<nftnl_chain, decltype(&nftnl_chain_free)> c(nftnl_chain_alloc(), nftnl_chain_free);
+    if (nftnl_chain_nlmsg_parse(m, c.get()) < 0) return MNL_CB_ERROR;
+    ChainInfo info;
+    info.family = static_cast<uint8_t>(nftnl_chain_get_u32(c.get(), NFTNL_CHAIN_FAMILY));
+    info.table_name = nftnl_chain_get_str(c.get(), NFTNL_CHAIN_TABLE);
+    const auto it = table_index.find({info.family, info.table_name});
+    if (it == table_index.end()) {
+      a.moved = true;  // a table created after our table dump
+      return MNL_CB_OK;
+    }
+    info.table = it->second;
+    info.chain.name = nftnl_chain_get_str(c.get(), NFTNL_CHAIN_NAME);
+    if (nftnl_chain_is_set(c.get(), NFTNL_CHAIN_HOOKNUM)) {
+      info.has_hook = true;
+      info.hooknum = nftnl_chain_get_u32(c.get(), NFTNL_CHAIN_HOOKNUM);
+      model::BaseChain base;
+      base.hook = nft_hook_name(info.family, info.hooknum);
+      if (nftnl_chain_is_set(c.get(), NFTNL_CHAIN_TYPE)) base.type = nftnl_chain_get_str(c.get(), NFTNL_CHAIN_TYPE);
+      base.priority = nftnl_chain_get_s32(c.get(), NFTNL_CHAIN_PRIO);
+      if (nftnl_chain_is_set(c.get(), NFTNL_CHAIN_POLICY)) {
+        base.policy = nftnl_chain_get_u32(c.get(), NFTNL_CHAIN_POLICY) == NF_DROP ? "drop" : "accept";
+      }
+      info.chain.base = base;
+      if (nftnl_chain_is_set(c.get(), NFTNL_CHAIN_PACKETS)) {
+        info.chain.policy_counters = model::Counters{nftnl_chain_get_u64(c.get(), NFTNL_CHAIN_PACKETS),
+                                                     nftnl_chain_get_u64(c.get(), NFTNL_CHAIN_BYTES)};
+      }
+    }
+    a.tables[info.table].chains.push_back(a.chains.size());
+    a.chains.push_back(std::move(info));
+    return MNL_CB_OK;
+  });
+}
+
+int dump_sets(NlSocket& sock, Attempt& a, const std::map<std::pair<uint8_t, std::string>, size_t>& table_index,
+              bool all_elements) {
+  char req[MNL_SOCKET_BUFFER_SIZE];
+  nlmsghdr* nlh = nftnl_nlmsg_build_hdr(req, NFT_MSG_GETSET, NFPROTO_UNSPEC, NLM_F_DUMP, sock.next_seq());
+  return sock.talk(nlh, [&](const nlmsghdr* m) {
+    a.check(m);
+    std::unique_ptr<nftnl_set, decltype(&nftnl_set_free)> s(nftnl_set_alloc(), nftnl_set_free);
+    if (nftnl_set_nlmsg_parse(m, s.get()) < 0) return MNL_CB_ERROR;
+    SetInfo info;
+    info.family = static_cast<uint8_t>(nftnl_set_get_u32(s.get(), NFTNL_SET_FAMILY));
+    info.table_name = nftnl_set_get_str(s.get(), NFTNL_SET_TABLE);
+    const auto it = table_index.find({info.family, info.table_name});
+    if (it == table_index.end()) {
+      a.moved = true;
+      return MNL_CB_OK;
+    }
+    info.table = it->second;
+    const uint32_t flags = nftnl_set_get_u32(s.get(), NFTNL_SET_FLAGS);
+    info.anonymous = flags & NFT_SET_ANONYMOUS;
+    info.read_elements = !info.anonymous || all_elements;
+    info.set.name = nftnl_set_get_str(s.get(), NFTNL_SET_NAME);
+    info.set.is_map = flags & NFT_SET_MAP;
+    info.key_types = split_key_type(nftnl_set_get_u32(s.get(), NFTNL_SET_KEY_TYPE));
+    for (uint32_t t : info.key_types) info.set.key_type.push_back(datatype_name(t));
+    if (info.set.is_map && nftnl_set_is_set(s.get(), NFTNL_SET_DATA_TYPE)) {
+      info.data_type = nftnl_set_get_u32(s.get(), NFTNL_SET_DATA_TYPE);
+      info.verdict_map = info.data_type == NFT_DATA_VERDICT;
+      info.set.data_type = info.verdict_map ? "verdict" : datatype_name(info.data_type);
+    }
+    if (nftnl_set_is_set(s.get(), NFTNL_SET_USERDATA)) {
+      uint32_t len = 0;
+      const void* ud = nftnl_set_get_data(s.get(), NFTNL_SET_USERDATA, &len);
+      info.set.comment = chain_udata_comment(ud, len, NFTNL_UDATA_SET_COMMENT);
+    }
+    a.sets.push_back(std::move(info));
+    return MNL_CB_OK;
+  });
+}
+
+int dump_rules(NlSocket& sock, Attempt& a, ChainInfo& chain, bool iptables) {
+  char req[MNL_SOCKET_BUFFER_SIZE];
+  nlmsghdr* nlh = nftnl_nlmsg_build_hdr(req, NFT_MSG_GETRULE, chain.family, NLM_F_DUMP, sock.next_seq());
+  mnl_attr_put_strz(nlh, NFTA_RULE_TABLE, chain.table_name.c_str());
+  mnl_attr_put_strz(nlh, NFTA_RULE_CHAIN, chain.chain.name.c_str());
+  const RuleDecodeOptions opts{chain.family, iptables};
+  auto& rules = chain.chain.rules;
+  rules.clear();
+  return sock.talk(nlh, [&](const nlmsghdr* m) {
+    a.check(m);
+    model::Rule rule = decode_nft_rule(m, opts);
+    rule.position = static_cast<uint32_t>(rules.size() + 1);
+    rules.push_back(std::move(rule));
+    return MNL_CB_OK;
+  });
+}
+
+std::string element_comment(nftnl_set_elem* e) {
+  if (!nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_USERDATA)) return {};
+  uint32_t len = 0;
+  const void* ud = nftnl_set_elem_get(e, NFTNL_SET_ELEM_USERDATA, &len);
+  return chain_udata_comment(ud, len, NFTNL_UDATA_SET_ELEM_COMMENT);
+}
+
+int dump_elements(NlSocket& sock, Attempt& a, SetInfo& info) {
+  std::unique_ptr<nftnl_set, decltype(&nftnl_set_free)> s(nftnl_set_alloc(), nftnl_set_free);
+  nftnl_set_set_str(s.get(), NFTNL_SET_TABLE, info.table_name.c_str());
+  nftnl_set_set_str(s.get(), NFTNL_SET_NAME, info.set.name.c_str());
+  nftnl_set_set_u32(s.get(), NFTNL_SET_FAMILY, info.family);
+  char req[MNL_SOCKET_BUFFER_SIZE];
+  nlmsghdr* nlh = nftnl_nlmsg_build_hdr(req, NFT_MSG_GETSETELEM, info.family, NLM_F_DUMP, sock.next_seq());
+  nftnl_set_elems_nlmsg_build_payload(nlh, s.get());
+  const int err = sock.talk(nlh, [&](const nlmsghdr* m) {
+    a.check(m);
+    return nftnl_set_elems_nlmsg_parse(m, s.get()) < 0 ? MNL_CB_ERROR : MNL_CB_OK;
+  });
+  if (err != 0) return err;
+  auto& set = info.set;
+  set.elements.clear();
+  set.element_count = 0;
+  std::unique_ptr<nftnl_set_elems_iter, decltype(&nftnl_set_elems_iter_destroy)> it(
+      nftnl_set_elems_iter_create(s.get()), nftnl_set_elems_iter_destroy);
+  for (nftnl_set_elem* e = nftnl_set_elems_iter_next(it.get()); e != nullptr;
+       e = nftnl_set_elems_iter_next(it.get())) {
+    const uint32_t flags =
+        nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_FLAGS) ? nftnl_set_elem_get_u32(e, NFTNL_SET_ELEM_FLAGS) : 0;
+    if (flags & NFT_SET_ELEM_INTERVAL_END) continue;  // closing half of an interval: not an element of its own
+    model::SetElement el;
+    if (flags & NFT_SET_ELEM_CATCHALL) {
+      el.key = "*";
+    } else {
+      uint32_t len = 0;
+      const auto* key = static_cast<const uint8_t*>(nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &len));
+      if (key != nullptr) el.key = render_set_key(key, len, info.key_types);
+      if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_KEY_END)) {
+        const auto* end = static_cast<const uint8_t*>(nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY_END, &len));
+        el.key += "-" + render_set_key(end, len, info.key_types);
+      }
+    }
+    if (info.verdict_map && nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_VERDICT)) {
+      const char* chain =
+          nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_CHAIN) ? nftnl_set_elem_get_str(e, NFTNL_SET_ELEM_CHAIN) : "";
+      el.value = render_verdict(static_cast<int32_t>(nftnl_set_elem_get_u32(e, NFTNL_SET_ELEM_VERDICT)), chain);
+    } else if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_DATA)) {
+      uint32_t len = 0;
+      const auto* data = static_cast<const uint8_t*>(nftnl_set_elem_get(e, NFTNL_SET_ELEM_DATA, &len));
+      el.value = render_set_key(data, len, split_key_type(info.data_type));
+    }
+    el.comment = element_comment(e);
+    set.elements.push_back(std::move(el));
+  }
+  set.element_count = set.elements.size();
+  set.elements_recorded = true;
+  return 0;
+}
+
+unsigned worker_count(const Options& options) {
+  if (options.threads > 0) return options.threads;
+  // The kernel side of a dump is the bulk of the time: one socket per core,
+  // plus one so a core never waits while another thread decodes.
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  return std::clamp(cores + 1, 2u, 16u);
+}
+
+// Reads the rules of every chain and the elements of the sets, spread over
+// worker threads, each with its own socket. The workers are started from the
+// calling thread, so they live in its network namespace.
+void dump_contents(Attempt& a, const Options& options, const std::vector<bool>& iptables_table) {
+  const size_t jobs = a.chains.size() + a.sets.size();
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    NlSocket sock;
+    if (const int err = sock.open()) {
+      a.fail(err);
+      return;
+    }
+    for (size_t i = next++; i < jobs; i = next++) {
+      if (a.moved || a.error) return;
+      int err = 0;
+      if (i < a.chains.size()) {
+        ChainInfo& c = a.chains[i];
+        err = dump_rules(sock, a, c, iptables_table[c.table]);
+      } else {
+        SetInfo& s = a.sets[i - a.chains.size()];
+        if (s.read_elements) err = dump_elements(sock, a, s);
+      }
+      if (err != 0) a.fail(err);
+    }
+  };
+  const unsigned workers = static_cast<unsigned>(std::min<size_t>(worker_count(options), std::max<size_t>(jobs, 1)));
+  std::vector<std::thread> threads;
+  for (unsigned i = 1; i < workers; ++i) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+}
+
+}  // namespace
+
+std::string nft_family_name(uint8_t family) {
+  switch (family) {
+    case NFPROTO_INET: return "inet";
+    case NFPROTO_IPV4: return "ip";
+    case NFPROTO_ARP: return "arp";
+    case NFPROTO_NETDEV: return "netdev";
+    case NFPROTO_BRIDGE: return "bridge";
+    case NFPROTO_IPV6: return "ip6";
+    default: return "family-" + std::to_string(family);
+  }
+}
+
+std::string nft_hook_name(uint8_t family, uint32_t hooknum) {
+  if (family == NFPROTO_NETDEV) return hooknum == 0 ? "ingress" : hooknum == 1 ? "egress" : std::to_string(hooknum);
+  if (family == NFPROTO_ARP) {
+    static constexpr const char* kArp[] = {"input", "output", "forward"};
+    return hooknum < 3 ? kArp[hooknum] : std::to_string(hooknum);
+  }
+  static constexpr const char* kInet[] = {"prerouting", "input", "forward", "output", "postrouting", "ingress"};
+  return hooknum < 6 ? kInet[hooknum] : std::to_string(hooknum);
+}
+
+NftDump dump_nftables(const Options& options) {
+  NftDump out;
+  NlSocket sock;
+  if (const int err = sock.open()) throw SystemError("opening a NETLINK_NETFILTER socket", err, kPermissionHint);
+  for (int attempt = 0;; ++attempt) {
+    Attempt a;
+    if (const int err = read_generation(sock, a.gen)) {
+      throw SystemError("NFT_MSG_GETGEN", err, err == EPERM ? kPermissionHint : "");
+    }
+    int err = dump_tables(sock, a);
+    std::map<std::pair<uint8_t, std::string>, size_t> table_index;
+    for (size_t i = 0; i < a.tables.size(); ++i) table_index[{a.tables[i].family, a.tables[i].table.name}] = i;
+    if (err == 0) err = dump_chains(sock, a, table_index);
+    if (err == 0) err = dump_sets(sock, a, table_index, options.rules);
+    std::vector<bool> iptables_table(a.tables.size());
+    if (err == 0) {
+      for (size_t i = 0; i < a.tables.size(); ++i) {
+        std::vector<std::string> base_names;
+        for (size_t c : a.tables[i].chains) {
+          if (a.chains[c].has_hook) base_names.push_back(a.chains[c].chain.name);
+        }
+        a.tables[i].table.backend = model::classify_nft_table(a.tables[i].table.family, a.tables[i].table.name,
+                                                                base_names);
+        iptables_table[i] = a.tables[i].table.backend == model::Backend::IptablesNft;
+      }
+      dump_contents(a, options, iptables_table);
+    } else {
+      a.fail(err);
+    }
+    uint32_t gen_after = 0;
+    if (const int gerr = read_generation(sock, gen_after)) a.fail(gerr);
+    if (const int e = a.error.load()) {
+      throw SystemError("dumping nf_tables", e, e == EPERM ? kPermissionHint : "");
+    }
+    const bool consistent = !a.moved && gen_after == a.gen;
+    if (consistent || attempt + 1 >= kMaxAttempts) {
+      out.generation = a.gen;
+      out.retries = static_cast<uint32_t>(attempt);
+      out.consistent = consistent;
+      for (size_t i = 0; i < a.tables.size(); ++i) {
+        model::Table& t = a.tables[i].table;
+        const bool ipt = iptables_table[i];
+        for (size_t ci : a.tables[i].chains) {
+          ChainInfo& c = a.chains[ci];
+          if (ipt && c.chain.base) {
+            const std::string policy = c.chain.base->policy == "drop" ? "DROP" : "ACCEPT";
+            auto base = model::iptables_base_chain(t.name, c.chain.name, policy);
+            if (base) c.chain.base = *base;
+          }
+          c.chain.rule_count = c.chain.rules.size();
+          t.chains.push_back(std::move(c.chain));
+        }
+        for (SetInfo& s : a.sets) {
+          if (s.table == i && (!s.anonymous || options.rules)) t.sets.push_back(std::move(s.set));
+        }
+        out.tables.push_back(std::move(t));
+      }
+      return out;
+    }
+    // The ruleset moved under us: back off a little (jittered) and read it all again.
+    std::this_thread::sleep_for(std::chrono::microseconds(200 * (attempt + 1) + (a.gen % 97) * 10));
+  }
+}
+
+}  // namespace dpscope::netfilter

@@ -1,0 +1,30 @@
+// The nf_tables half of the live collector: one consistent generation of
+// tables, chains, sets (+ elements) and rules, read over libmnl sockets in the
+// calling thread's network namespace.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "collectors/netfilter/netfilter.h"
+#include "model/snapshot.h"
+
+namespace dpscope::netfilter {
+
+struct NftDump {
+  std::vector<model::Table> tables;   // iptables-nft and native nftables tables
+  uint32_t generation = 0;
+  uint32_t retries = 0;
+  bool consistent = true;             // false: the generation moved on every attempt
+};
+
+// Throws SystemError (errno + hint) when nf_tables cannot be read at all (EPERM...).
+NftDump dump_nftables(const Options& options);
+
+// Hook name of hook number `hooknum` in nft family `family` ("prerouting", "ingress", ...).
+std::string nft_hook_name(uint8_t family, uint32_t hooknum);
+
+// nft's family name ("ip", "ip6", "inet", "arp", "bridge", "netdev").
+std::string nft_family_name(uint8_t family);
+
+}  // namespace dpscope::netfilter

@@ -1,0 +1,33 @@
+// Decoding of one nf_tables rule, as a dump returns it (NFT_MSG_NEWRULE),
+// straight from its netlink attributes with libmnl: a 20k-service node has
+// ~350k rules, and allocating a libnftnl object per expression would cost more
+// than the kernel's dump itself. libnftnl renders rules we cannot decode.
+#pragma once
+
+#include <linux/netlink.h>
+
+#include <cstdint>
+#include <string>
+
+#include "model/snapshot.h"
+
+namespace dpscope::netfilter {
+
+struct RuleDecodeOptions {
+  uint8_t family = 0;     // NFPROTO_* of the table
+  bool iptables = false;  // decode as an iptables-nft rule (else: native nftables record)
+};
+
+// Decodes `nlh` into a rule record (position left 0 for the caller).
+// An iptables-nft rule with an expression outside the xtables-compat set is
+// returned with undecoded = true and raw = libnftnl's text of the rule.
+model::Rule decode_nft_rule(const nlmsghdr* nlh, const RuleDecodeOptions& options);
+
+// libnftnl's default text of the rule ("[ payload load 4b @ network header + 16 => reg 1 ] ..."),
+// or a sentence saying libnftnl could not parse it (an expression newer than libnftnl 1.2.4).
+std::string nftnl_rule_text(const nlmsghdr* nlh);
+
+// The chain a rule message belongs to.
+std::string nft_rule_chain(const nlmsghdr* nlh);
+
+}  // namespace dpscope::netfilter
