@@ -48,6 +48,12 @@ cp "$bin" "$tmp/usr/local/bin/dpscope"
 # Debug info is most of the binary's size and nothing a node needs.
 strip --strip-debug "$tmp/usr/local/bin/dpscope"
 
+# dpscope-once: the DaemonSet's PID 1 (one snapshot, then wait). A static link
+# of this small program is fine: it uses nothing but fork/exec/wait.
+src=$(cd "$(dirname "$0")/.." && pwd)/packaging/dpscope-once.c
+${CC:-cc} -static -O2 -Wall -Wextra -o "$tmp/usr/local/bin/dpscope-once" "$src"
+strip "$tmp/usr/local/bin/dpscope-once"
+
 # bin/dpscope: runs the bundle from wherever it was copied, through its own loader.
 libdirs=$(for lib in $libs; do dirname "$lib"; done | sort -u | sed 's|^|$here|' | paste -sd: -)
 cat >"$tmp/bin/dpscope" <<EOF
@@ -70,6 +76,7 @@ chmod 755 "$tmp/bin/dpscope"
     echo "$lib $(sha256sum "$tmp$lib" | cut -d' ' -f1) ${pkg:-unknown} ${ver}"
   done
   echo "/usr/local/bin/dpscope $(sha256sum "$tmp/usr/local/bin/dpscope" | cut -d' ' -f1) dpscope"
+  echo "/usr/local/bin/dpscope-once $(sha256sum "$tmp/usr/local/bin/dpscope-once" | cut -d' ' -f1) dpscope (static)"
 } >"$tmp/MANIFEST"
 
 rm -rf "$out"

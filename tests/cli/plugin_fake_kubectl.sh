@@ -12,6 +12,10 @@
 #     interleaved        a stderr line lands inside the JSON in the log
 #   get-nodes-fails      (file) `get nodes` fails
 #   run_ms               how long a pod "runs" (default 200)
+#   ds-pods              "POD NODE" lines: the DaemonSet's pods (`get pods -l ...`); their
+#                        logs end with dpscope-once's "exited N" line. Modes for them:
+#                        ok, exit4, incomplete, running (no snapshot yet), truncated
+#                        (the log lost the JSON's end, as after log rotation)
 # Written: calls.log (one line of arguments per call), pods/POD (live pods),
 # max_live (most pods alive at once), deleted.log.
 set -u
@@ -36,6 +40,10 @@ case $verb in
   get)
     what=$1
     shift
+    if [ "$what" = pods ]; then
+      cat "$d/ds-pods"
+      exit 0
+    fi
     if [ "$what" = nodes ]; then
       if [ -e "$d/get-nodes-fails" ]; then
         echo "error: You must be logged in to the server (Unauthorized)" >&2
@@ -90,6 +98,21 @@ case $verb in
     ;;
   logs)
     pod=$1
+    ds_node=$(awk -v p="$pod" '$1 == p { print $2 }' "$d/ds-pods" 2>/dev/null)
+    if [ -n "$ds_node" ]; then
+      [ "${2:-} ${3:-}" = "-c dpscope" ] || { echo "fake kubectl: logs of a DaemonSet pod without -c dpscope" >&2; exit 1; }
+      mode=$(cat "$d/mode/$ds_node" 2>/dev/null || echo ok)
+      echo "dpscope: note: on node $ds_node"
+      case $mode in
+        running) exit 0 ;;
+        exit4) echo "dpscope: internal error: boom on $ds_node"; code=4 ;;
+        truncated) sed "s/NODE/$ds_node/g" "$d/snapshot.json" | head -n 3; code=0 ;;
+        incomplete) sed "s/NODE/$ds_node/g" "$d/snapshot.json"; code=3 ;;
+        *) sed "s/NODE/$ds_node/g" "$d/snapshot.json"; code=0 ;;
+      esac
+      echo "dpscope-once: /usr/local/bin/dpscope exited $code"
+      exit 0
+    fi
     [ -e "$d/pods/$pod" ] || { echo "Error from server (NotFound): pods \"$pod\" not found" >&2; exit 1; }
     node=$(sed -n 1p "$d/pods/$pod")
     mode=$(cat "$d/mode/$node" 2>/dev/null || echo ok)

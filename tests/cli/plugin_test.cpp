@@ -286,6 +286,33 @@ TEST_F(Plugin, ClusterWithoutNodesOrApiAccessFails) {
   EXPECT_TRUE(contains(calls().back(), "get nodes -l role=worker -o name")) << calls().back();
 }
 
+TEST_F(Plugin, CollectReadsTheDaemonSetPodsLogs) {
+  write_text(dir.file("ds-pods"),
+             "dpscope-x1 n1\ndpscope-x2 n2\ndpscope-x3 n3\ndpscope-x4 n4\ndpscope-x5 n5\ndpscope-x6 Bad_Node\n");
+  mode("n2", "exit4");
+  mode("n3", "incomplete");
+  mode("n4", "truncated");
+  mode("n5", "running");
+  std::string out = dir.file("ds");
+  RunResult r = plugin({"collect", "-o", out, "--parallel", "3", "--timeout", "1"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  std::set<std::string> files;
+  for (const auto& e : fs::directory_iterator(out)) files.insert(e.path().filename().string());
+  EXPECT_EQ(files, (std::set<std::string>{".dpscope", "n1.json", "n3.json"}));
+  EXPECT_EQ(read_text(out + "/n1.json"), expected_for("n1"));
+  EXPECT_EQ(read_text(out + "/n3.json"), expected_for("n3"));
+  EXPECT_TRUE(contains(r.err, "skipping pod dpscope-x6: node 'Bad_Node' is not a node name")) << r.err;
+  EXPECT_TRUE(contains(r.err, "  n2: dpscope exited 4: dpscope: internal error: boom on n2")) << r.err;
+  EXPECT_TRUE(contains(r.err, "  n4: no complete snapshot JSON in the log of pod dpscope-x4")) << r.err;
+  EXPECT_TRUE(contains(r.err, "  n5: timed out after 1s waiting for pod dpscope-x5")) << r.err;
+  EXPECT_TRUE(contains(lines_of(r.err).back(), "summary: 5 nodes: 1 ok, 1 incomplete, 3 failed")) << r.err;
+  // The DaemonSet's namespace by default; its pods are never deleted by collect.
+  EXPECT_TRUE(contains(calls().front(), "--namespace dpscope get pods -l app.kubernetes.io/name=dpscope"))
+      << calls().front();
+  EXPECT_TRUE(calls_with("delete").empty());
+  EXPECT_TRUE(calls_with("debug").empty());
+}
+
 TEST_F(Plugin, DISABLED_CompareWorksOnTwoCollectedClusters) {
   nodes("w1\nw2\n");
   set_snapshot(snapshot_with_chains(3));
