@@ -1,5 +1,175 @@
 // Analysis: everything a report needs, derived from a Snapshot the same way
-// for live and imported ones. (Filled in by the analysis implementation.)
+// for live and imported ones. Pure functions of the snapshot: no I/O, no
+// formatting. Reports (reports/) turn the result into rows.
 #pragma once
 
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "model/snapshot.h"
+
+namespace dpscope::analysis {
+
+// ---------------------------------------------------------------- chain families
+
+// One row of the pattern table. `pattern` is an exact chain name, or a prefix
+// when it ends in '*'. The first matching row wins, so specific rows come
+// before general ones (KUBE-ROUTER-* before KUBE-*).
+struct ChainFamily {
+  std::string_view id;       // stable key: "KUBE-SVC", "CILIUM", "KUBE-other", ...
+  std::string_view pattern;  // "KUBE-SVC-*", "KUBE-SERVICES", ...
+  std::string_view owner;    // "kube-proxy", "kubelet", "cilium", "calico", "kube-router", "docker", "kind", ...
+  std::string_view what;     // one line for reports
+};
+
+const std::vector<ChainFamily>& chain_families();
+// The family of a chain; built-in chains (INPUT, PREROUTING, ...) are
+// "builtin", anything unmatched "other".
+const ChainFamily& family_of(std::string_view chain, bool is_base_chain);
+
+// ---------------------------------------------------------------- availability
+
+// Whether the facts behind a number were collected. A section listed in
+// Snapshot::unavailable is `unavailable` with its reason; a section that was
+// simply not part of the input (an iptables-save import has no eBPF) is
+// `collected == false` with an empty reason. `incomplete` names subsections
+// that were unavailable while the rest was read.
+struct Availability {
+  bool collected = false;
+  bool unavailable = false;
+  std::string reason;                   // "EPERM: run as root (hint)" when unavailable
+  std::vector<std::string> incomplete;  // "netfilter.iptables-legacy: reason"
+  bool usable() const { return collected && !unavailable; }
+};
+
+// ---------------------------------------------------------------- netfilter
+
+struct TableStats {
+  model::Backend backend = model::Backend::IptablesNft;
+  std::string family;
+  std::string name;
+  uint64_t rules = 0;               // sum of rule_count over chains
+  uint64_t chains = 0;
+  uint64_t kube_chains = 0;         // chains named KUBE-*
+  uint64_t service_ip_rules = 0;    // KUBE-SERVICES rules whose destination is one address
+  std::vector<std::string> service_ips;  // those addresses without the /32 or /128, in rule order, unique
+  // "iptables-nft ip nat", "nftables ip kube-proxy"
+  std::string key() const;
+};
+
+struct FamilyStats {
+  uint64_t chains = 0;
+  uint64_t rules = 0;
+};
+
+// kube-proxy's nftables mode: table `kube-proxy` (family ip / ip6) of the
+// native nftables backend.
+struct KubeProxyNft {
+  bool present = false;
+  std::vector<std::string> tables;            // "ip kube-proxy"
+  uint64_t services = 0;                      // elements of the `service-ips` maps
+  uint64_t nodeports = 0;                     // elements of `service-nodeports`
+  uint64_t rules = 0;
+  std::map<std::string, uint64_t> chains_by_kind;  // "service", "endpoint", "external", "firewall", "other"
+};
+
+struct NetfilterAnalysis {
+  Availability availability;
+  uint64_t rules = 0;                // every table of every backend
+  uint64_t iptables_rules = 0;       // iptables tables (nft and legacy backends)
+  uint64_t nftables_rules = 0;       // native nftables tables
+  uint64_t legacy_rules = 0;         // iptables-legacy only
+  uint64_t iptables_nft_rules = 0;   // iptables-nft only
+  uint64_t chains = 0;
+  std::vector<TableStats> tables;    // snapshot order (canonical)
+  std::map<std::string, FamilyStats> families;  // by ChainFamily::id, chains counted once per table
+  uint64_t kube_chains = 0;          // chains named KUBE-*
+  uint64_t kube_proxy_chains = 0;    // KUBE-* chains whose family is owned by kube-proxy
+  uint64_t kubelet_chains = 0;       // KUBE-FIREWALL, KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT
+  uint64_t kube_svc_chains = 0;
+  uint64_t kube_sep_chains = 0;
+  uint64_t kube_services_rules = 0;  // rules in every KUBE-SERVICES chain
+  uint64_t cilium_chains = 0;        // CILIUM_*
+  uint64_t calico_chains = 0;        // cali-*
+  uint64_t service_ip_rules = 0;     // sum over tables
+  std::vector<std::string> service_ips;  // unique over tables, sorted
+  KubeProxyNft kube_proxy_nft;
+};
+
+// ---------------------------------------------------------------- eBPF
+
+// Owner rules: the first matching row decides. Kinds: "name-prefix" (program or
+// map name), "pin-prefix" (any pinned path), "map-shape" (map type + key/value
+// size, for maps whose cut name says nothing).
+struct OwnerRule {
+  std::string_view owner;    // "cilium", "calico", "system"
+  std::string_view kind;     // "name-prefix" | "pin-prefix" | "map-shape"
+  std::string_view object;   // "program" | "map" | "any"
+  std::string_view value;    // prefix, or "type/key/value" for map-shape
+};
+const std::vector<OwnerRule>& owner_rules();
+// Owner of a map ("other" when no rule matches).
+std::string owner_of_map(const model::BpfMap& m);
+// Owner of a program: by its own name/pins first, then by the owners of the
+// maps it uses (a program using Cilium maps is Cilium's); "other" otherwise.
+std::string owner_of_program(const model::BpfProgram& p, const std::map<uint32_t, std::string>& map_owner);
+
+struct OwnerStats {
+  uint64_t programs = 0;
+  uint64_t maps = 0;
+  uint64_t memlock_bytes = 0;   // programs + maps
+};
+
+struct LbSummary {
+  std::string dataplane;        // "cilium" | "calico"
+  bool decoded = true;
+  std::string note;
+  uint64_t frontends = 0;
+  uint64_t backends = 0;
+  std::vector<std::string> frontend_addresses;  // unique, sorted
+};
+
+struct EbpfAnalysis {
+  Availability availability;
+  uint64_t programs = 0;
+  uint64_t maps = 0;
+  uint64_t memlock_bytes = 0;          // programs + maps
+  uint64_t map_memlock_bytes = 0;
+  uint64_t program_memlock_bytes = 0;
+  std::map<std::string, OwnerStats> owners;       // "cilium", "calico", "system", "other"
+  std::map<std::string, uint64_t> programs_by_type;
+  std::map<std::string, uint64_t> attachments_by_kind;
+  std::vector<LbSummary> lb;           // one per decoded dataplane
+  const LbSummary* lb_of(std::string_view dataplane) const;
+};
+
+// ---------------------------------------------------------------- mode
+
+struct Mode {
+  // "kube-proxy-iptables", "kube-proxy-ipvs", "kube-proxy-nftables",
+  // "cilium-kpr", "calico-ebpf", "none", "mixed", "unknown"
+  std::string id;
+  std::string label;                   // "kube-proxy (iptables)", "Cilium kube-proxy replacement", ...
+  std::vector<std::string> evidence;   // plain sentences
+};
+
+// ---------------------------------------------------------------- node
+
+struct NodeAnalysis {
+  std::string node;                    // node name from the snapshot ("" unknown)
+  NetfilterAnalysis netfilter;
+  EbpfAnalysis ebpf;
+  Mode mode;
+};
+
+NodeAnalysis analyze(const model::Snapshot& s);
+
+// "10.96.0.1/32" -> "10.96.0.1" when the prefix is one address (/32, /128);
+// nullopt otherwise.
+std::optional<std::string> single_address(const std::string& cidr);
+
+}  // namespace dpscope::analysis

@@ -1,19 +1,71 @@
-// Placeholder: replaced by the implementation of `dpscope compare`.
+// dpscope compare A B [C...]: side-by-side report of analysed snapshots.
+#include <unistd.h>
+
+#include <cstdlib>
 #include <iostream>
+#include <memory>
 
 #include "cli/commands.h"
+#include "model/json.h"
+#include "reports/comparison.h"
+#include "reports/render.h"
 #include "util/error.h"
 
 namespace dpscope::cli {
 
+namespace {
+
+struct CompareArgs {
+  std::vector<std::string> inputs;
+  std::vector<std::string> labels;
+  std::string format = "text";
+  std::string output;
+};
+
+int run_compare(const CompareArgs& a) {
+  if (a.inputs.size() < 2) throw UsageError("compare needs at least two snapshots (A B [C...])");
+  if (a.labels.size() > a.inputs.size()) {
+    throw UsageError("compare: " + std::to_string(a.labels.size()) + " --label for " +
+                     std::to_string(a.inputs.size()) + " snapshots");
+  }
+  reports::Format format;
+  try {
+    format = reports::format_from_string(a.format);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("compare: ") + e.what());
+  }
+  std::vector<model::Snapshot> snaps;
+  snaps.reserve(a.inputs.size());
+  for (const auto& path : a.inputs) snaps.push_back(model::load_snapshot(path));
+  std::vector<reports::SideInput> sides;
+  for (size_t i = 0; i < snaps.size(); ++i) {
+    sides.push_back({i < a.labels.size() ? a.labels[i] : "", a.inputs[i], &snaps[i]});
+  }
+  reports::Comparison cmp = reports::compare(sides);
+  reports::TextOptions opt;
+  // Colour only for a person at a terminal: never into a file or a pipe, and
+  // never when NO_COLOR is set (https://no-color.org).
+  opt.color = a.output.empty() && isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+  std::string text = reports::render(cmp, format, opt);
+  if (a.output.empty() || a.output == "-") {
+    std::cout << text;
+    std::cout.flush();
+  } else {
+    model::write_file_atomically(a.output, text);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
 void register_compare(CLI::App& app, Runner& run) {
-  auto* sub = app.add_subcommand("compare", "(not yet implemented)");
-  sub->callback([&run] {
-    run = [] {
-      std::cerr << "dpscope compare: not implemented yet\n";
-      return kExitInternal;
-    };
-  });
+  auto args = std::make_shared<CompareArgs>();
+  auto* sub = app.add_subcommand("compare", "Side-by-side report of two or more snapshots");
+  sub->add_option("snapshots", args->inputs, "snapshot files (dpscope.snapshot/v1 JSON)")->required();
+  sub->add_option("--label", args->labels, "label of each side, in order (default: the node name)");
+  sub->add_option("--format", args->format, "text | markdown | json | csv")->capture_default_str();
+  sub->add_option("-o,--output", args->output, "write the report to FILE (atomically) instead of stdout");
+  sub->callback([args, &run] { run = [args] { return run_compare(*args); }; });
 }
 
 }  // namespace dpscope::cli

@@ -1,0 +1,295 @@
+#include "reports/comparison.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <set>
+
+namespace dpscope::reports {
+
+using analysis::Availability;
+using analysis::NodeAnalysis;
+
+Cell Cell::num(uint64_t n, std::string display) {
+  Cell c;
+  c.kind = Kind::Number;
+  c.number = n;
+  c.display = std::move(display);
+  return c;
+}
+Cell Cell::str(std::string s) {
+  Cell c;
+  c.kind = Kind::Text;
+  c.text = std::move(s);
+  return c;
+}
+Cell Cell::unavailable(std::string reason) {
+  Cell c;
+  c.kind = Kind::Unavailable;
+  c.text = std::move(reason);
+  return c;
+}
+Cell Cell::not_collected() { return Cell{}; }
+
+std::string Cell::shown() const {
+  switch (kind) {
+    case Kind::Number: {
+      std::string s = display.empty() ? std::to_string(number) : display;
+      if (incomplete) s += " (incomplete)";
+      return s;
+    }
+    case Kind::Text: return text;
+    case Kind::Unavailable: return "unavailable (" + text + ")";
+    case Kind::NotCollected: return "not collected";
+  }
+  return {};
+}
+
+const Row* Comparison::find(const std::string& id) const {
+  for (const auto& r : rows) {
+    if (r.id == id) return &r;
+  }
+  return nullptr;
+}
+
+std::string human_bytes(uint64_t bytes) {
+  static const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  double v = static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %s", v, kUnits[u]);
+  return buf;
+}
+
+namespace {
+
+// Wraps a number from a section so unavailable / not collected / incomplete
+// show as such, never as 0.
+Cell guarded(const Availability& a, uint64_t n, std::string display = {}) {
+  if (a.unavailable) return Cell::unavailable(a.reason);
+  if (!a.collected) return Cell::not_collected();
+  Cell c = Cell::num(n, std::move(display));
+  if (!a.incomplete.empty()) {
+    c.incomplete = true;
+    for (const auto& i : a.incomplete) {
+      if (!c.incomplete_reason.empty()) c.incomplete_reason += "; ";
+      c.incomplete_reason += i;
+    }
+  }
+  return c;
+}
+
+// A subsection listed unavailable ("netfilter.nftables") makes its own rows
+// unavailable rather than incomplete.
+std::string sub_unavailable(const Availability& a, const std::string& section) {
+  for (const auto& i : a.incomplete) {
+    if (i.rfind(section + ":", 0) == 0 || i.rfind(section + ".", 0) == 0) return i.substr(i.find(':') + 2);
+  }
+  return {};
+}
+
+class Builder {
+ public:
+  explicit Builder(const std::vector<NodeAnalysis>& nodes) : nodes_(nodes) {}
+
+  void add(std::string id, std::string section, std::string label, const std::function<Cell(const NodeAnalysis&)>& f,
+           std::string note = {}, bool headline = false) {
+    Row r{std::move(id), std::move(section), std::move(label), {}, std::move(note), headline};
+    for (const auto& n : nodes_) r.values.push_back(f(n));
+    rows_.push_back(std::move(r));
+  }
+  std::vector<Row> take() { return std::move(rows_); }
+
+ private:
+  const std::vector<NodeAnalysis>& nodes_;
+  std::vector<Row> rows_;
+};
+
+std::string presence(uint64_t n) { return n == 0 ? "none" : "present (" + std::to_string(n) + ")"; }
+
+}  // namespace
+
+Comparison compare(const std::vector<SideInput>& inputs) {
+  Comparison cmp;
+  std::vector<NodeAnalysis> nodes;
+  for (const auto& in : inputs) {
+    nodes.push_back(analysis::analyze(*in.snapshot));
+    const auto& a = nodes.back();
+    Side side;
+    side.node = a.node;
+    side.source = in.source;
+    side.label = !in.label.empty() ? in.label : !a.node.empty() ? a.node : in.source;
+    side.mode = a.mode.id;
+    side.mode_label = a.mode.label;
+    side.evidence = a.mode.evidence;
+    for (const auto& u : in.snapshot->unavailable) side.unavailable.push_back(u.section + ": " + u.reason);
+    cmp.sides.push_back(std::move(side));
+  }
+
+  Builder b(nodes);
+  auto nf = [](auto get) {
+    return [get](const NodeAnalysis& n) { return guarded(n.netfilter.availability, get(n.netfilter)); };
+  };
+  auto eb = [](auto get) {
+    return [get](const NodeAnalysis& n) { return guarded(n.ebpf.availability, get(n.ebpf)); };
+  };
+
+  // ---- node
+  b.add("node.name", "node", "node", [](const NodeAnalysis& n) { return Cell::str(n.node.empty() ? "-" : n.node); });
+  b.add("mode", "node", "detected mode", [](const NodeAnalysis& n) { return Cell::str(n.mode.label); },
+        "evidence per side in the mode section");
+
+  // ---- netfilter: the seed measurement's rows first
+  b.add("netfilter.rules.iptables", "netfilter", "iptables rules (-A), all tables",
+        nf([](const auto& x) { return x.iptables_rules; }), "iptables-nft + iptables-legacy", true);
+  b.add("netfilter.chains.kube", "netfilter", "KUBE-* chains", nf([](const auto& x) { return x.kube_chains; }),
+        "counted once per table, as iptables-save lists them", true);
+  b.add("netfilter.chains.kube_svc", "netfilter", "KUBE-SVC service chains",
+        nf([](const auto& x) { return x.kube_svc_chains; }), "one per service port", true);
+  b.add("netfilter.chains.kube_sep", "netfilter", "KUBE-SEP endpoint chains",
+        nf([](const auto& x) { return x.kube_sep_chains; }), "one per endpoint", true);
+  b.add(
+      "netfilter.service_ip_rules", "netfilter", "service-IP rules in KUBE-SERVICES",
+      [](const NodeAnalysis& n) {
+        const auto& x = n.netfilter;
+        return guarded(x.availability, x.service_ip_rules, presence(x.service_ip_rules));
+      },
+      "rules whose destination is one address (/32, /128)", true);
+  b.add("netfilter.chains.cilium", "netfilter", "CILIUM_* chains", nf([](const auto& x) { return x.cilium_chains; }),
+        "", true);
+  b.add("netfilter.rules", "netfilter", "rules in all tables and backends", nf([](const auto& x) { return x.rules; }),
+        "iptables (both backends) + native nftables");
+  b.add("netfilter.chains.kube_proxy", "netfilter", "KUBE-* chains owned by kube-proxy",
+        nf([](const auto& x) { return x.kube_proxy_chains; }));
+  b.add("netfilter.chains.kubelet", "netfilter", "KUBE-* chains owned by kubelet",
+        nf([](const auto& x) { return x.kubelet_chains; }), "KUBE-FIREWALL, KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT");
+  b.add("netfilter.chains.calico", "netfilter", "cali-* chains", nf([](const auto& x) { return x.calico_chains; }));
+  b.add("netfilter.rules.iptables_nft", "netfilter", "rules, iptables-nft backend",
+        nf([](const auto& x) { return x.iptables_nft_rules; }));
+  b.add("netfilter.rules.iptables_legacy", "netfilter", "rules, iptables-legacy backend",
+        nf([](const auto& x) { return x.legacy_rules; }));
+  b.add("netfilter.rules.nftables", "netfilter", "rules, native nftables", nf([](const auto& x) { return x.nftables_rules; }));
+
+  // ---- per table, union over sides in first-seen order
+  std::vector<std::string> table_keys;
+  for (const auto& n : nodes) {
+    for (const auto& t : n.netfilter.tables) {
+      if (std::find(table_keys.begin(), table_keys.end(), t.key()) == table_keys.end()) table_keys.push_back(t.key());
+    }
+  }
+  for (const auto& key : table_keys) {
+    std::string id_key = key;
+    std::replace(id_key.begin(), id_key.end(), ' ', '.');
+    b.add("netfilter.table." + id_key + ".rules", "netfilter.tables", "rules in " + key, [key](const NodeAnalysis& n) {
+      for (const auto& t : n.netfilter.tables) {
+        if (t.key() == key) return guarded(n.netfilter.availability, t.rules);
+      }
+      return guarded(n.netfilter.availability, 0);
+    });
+  }
+
+  // ---- chain families, in pattern-table order
+  std::vector<std::string> fam_ids;
+  for (const auto& f : analysis::chain_families()) {
+    std::string id(f.id);
+    if (std::find(fam_ids.begin(), fam_ids.end(), id) != fam_ids.end()) continue;
+    bool any = false;
+    for (const auto& n : nodes) any = any || n.netfilter.families.count(id);
+    if (any) fam_ids.push_back(id);
+  }
+  for (const char* extra : {"builtin", "other"}) {
+    for (const auto& n : nodes) {
+      if (n.netfilter.families.count(extra)) {
+        fam_ids.push_back(extra);
+        break;
+      }
+    }
+  }
+  for (const auto& id : fam_ids) {
+    std::string what;
+    for (const auto& f : analysis::chain_families()) {
+      if (f.id == id) {
+        what = std::string(f.owner) + ": " + std::string(f.what);
+        break;
+      }
+    }
+    if (id == "builtin") what = "built-in chains (INPUT, PREROUTING, ...)";
+    if (id == "other") what = "chains no family pattern matches";
+    auto count = [id](const NodeAnalysis& n, bool rules) {
+      auto it = n.netfilter.families.find(id);
+      uint64_t v = it == n.netfilter.families.end() ? 0 : rules ? it->second.rules : it->second.chains;
+      return guarded(n.netfilter.availability, v);
+    };
+    b.add("netfilter.family." + id + ".chains", "netfilter.families", id + " chains",
+          [count](const NodeAnalysis& n) { return count(n, false); }, what);
+    b.add("netfilter.family." + id + ".rules", "netfilter.families", id + " rules",
+          [count](const NodeAnalysis& n) { return count(n, true); });
+  }
+
+  // ---- kube-proxy nftables mode
+  auto kpn = [](auto get) {
+    return [get](const NodeAnalysis& n) {
+      std::string sub = sub_unavailable(n.netfilter.availability, "netfilter.nftables");
+      if (!sub.empty()) return Cell::unavailable(sub);
+      return guarded(n.netfilter.availability, get(n.netfilter.kube_proxy_nft));
+    };
+  };
+  b.add("nftables.kube_proxy.services", "nftables", "kube-proxy nftables: service-ips elements",
+        kpn([](const auto& k) { return k.services; }), "one per service port (table ip/ip6 kube-proxy)");
+  b.add("nftables.kube_proxy.nodeports", "nftables", "kube-proxy nftables: service-nodeports elements",
+        kpn([](const auto& k) { return k.nodeports; }));
+  for (const char* kind : {"service", "endpoint", "external", "firewall"}) {
+    std::string k = kind;
+    b.add("nftables.kube_proxy.chains." + k, "nftables", "kube-proxy nftables: " + k + "-* chains",
+          kpn([k](const auto& x) {
+            auto it = x.chains_by_kind.find(k);
+            return it == x.chains_by_kind.end() ? uint64_t{0} : it->second;
+          }));
+  }
+  b.add("nftables.kube_proxy.rules", "nftables", "kube-proxy nftables: rules", kpn([](const auto& k) { return k.rules; }));
+
+  // ---- eBPF
+  b.add("ebpf.programs", "ebpf", "eBPF programs", eb([](const auto& e) { return e.programs; }));
+  b.add("ebpf.maps", "ebpf", "eBPF maps", eb([](const auto& e) { return e.maps; }));
+  b.add(
+      "ebpf.memlock_bytes", "ebpf", "eBPF kernel memory (memlock)",
+      [](const NodeAnalysis& n) {
+        return guarded(n.ebpf.availability, n.ebpf.memlock_bytes, human_bytes(n.ebpf.memlock_bytes));
+      },
+      "programs + maps; not seen by kubectl top");
+  std::set<std::string> owners;
+  for (const auto& n : nodes) {
+    for (const auto& [o, _] : n.ebpf.owners) owners.insert(o);
+  }
+  for (const auto& o : owners) {
+    b.add("ebpf.memlock_bytes." + o, "ebpf", "  memlock owned by " + o, [o](const NodeAnalysis& n) {
+      auto it = n.ebpf.owners.find(o);
+      uint64_t v = it == n.ebpf.owners.end() ? 0 : it->second.memlock_bytes;
+      return guarded(n.ebpf.availability, v, human_bytes(v));
+    });
+  }
+  for (const char* dp : {"cilium", "calico"}) {
+    std::string d = dp;
+    auto lb = [d](bool backends) {
+      return [d, backends](const NodeAnalysis& n) {
+        const auto* l = n.ebpf.lb_of(d);
+        if (l && !l->decoded) return Cell::unavailable("service map not decoded: " + l->note);
+        uint64_t v = !l ? 0 : backends ? l->backends : l->frontends;
+        return guarded(n.ebpf.availability, v);
+      };
+    };
+    std::string name = d == "cilium" ? "Cilium" : "Calico";
+    b.add("ebpf." + d + ".frontends", "ebpf", name + " service frontends (eBPF map)", lb(false));
+    b.add("ebpf." + d + ".backends", "ebpf", name + " service backends (eBPF map)", lb(true));
+  }
+
+  cmp.rows = b.take();
+  return cmp;
+}
+
+}  // namespace dpscope::reports

@@ -1,0 +1,73 @@
+// A Comparison lines up analysed snapshots as rows: a stable id, a label, one
+// value per side and a note. It decides nothing about formatting; the
+// renderers (reports/render.h) print it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analysis/analysis.h"
+
+namespace dpscope::reports {
+
+// One value of one row on one side.
+struct Cell {
+  enum class Kind {
+    Number,        // `number`; `display` may give a friendlier text ("present (5)", "330.7 MiB")
+    Text,          // `text`
+    Unavailable,   // the section was listed in Snapshot::unavailable: `text` holds the reason
+    NotCollected,  // the input did not contain this section (e.g. an iptables-save import has no eBPF)
+  };
+  Kind kind = Kind::NotCollected;
+  uint64_t number = 0;
+  std::string text;
+  std::string display;
+  bool incomplete = false;  // a number from a section with unavailable parts
+  std::string incomplete_reason;
+
+  static Cell num(uint64_t n, std::string display = {});
+  static Cell str(std::string s);
+  static Cell unavailable(std::string reason);
+  static Cell not_collected();
+  // What a text renderer shows (no escaping applied).
+  std::string shown() const;
+};
+
+struct Row {
+  std::string id;        // stable, documented in docs/report-schema.md
+  std::string section;   // "node", "netfilter", "netfilter.tables", "netfilter.families", "nftables", "ebpf"
+  std::string label;     // human label
+  std::vector<Cell> values;  // one per side
+  std::string note;
+  bool headline = false; // one of the seed measurement's rows
+};
+
+struct Side {
+  std::string label;
+  std::string node;                    // node name from the snapshot
+  std::string source;                  // the file it came from
+  std::string mode;                    // analysis::Mode::id
+  std::string mode_label;
+  std::vector<std::string> evidence;
+  std::vector<std::string> unavailable;  // "section: reason"
+};
+
+struct Comparison {
+  std::vector<Side> sides;
+  std::vector<Row> rows;
+  const Row* find(const std::string& id) const;
+};
+
+struct SideInput {
+  std::string label;    // "" = node name, else file name
+  std::string source;   // file path as given
+  const model::Snapshot* snapshot = nullptr;
+};
+
+Comparison compare(const std::vector<SideInput>& inputs);
+
+// "1.5 MiB", "512 B"
+std::string human_bytes(uint64_t bytes);
+
+}  // namespace dpscope::reports

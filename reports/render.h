@@ -1,0 +1,29 @@
+// Renderers of a Comparison. They only format: every number comes from the
+// Comparison, every string from a node goes through reports/escape.h.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "reports/comparison.h"
+
+namespace dpscope::reports {
+
+enum class Format { Text, Markdown, Json, Csv };
+
+// Throws std::invalid_argument for an unknown name.
+Format format_from_string(const std::string& name);
+
+struct TextOptions {
+  bool color = false;   // ANSI colours (only on a tty without NO_COLOR)
+};
+
+std::string render_text(const Comparison& c, const TextOptions& opt = {});
+std::string render_markdown(const Comparison& c);
+nlohmann::json to_json(const Comparison& c);
+std::string render_json(const Comparison& c);
+std::string render_csv(const Comparison& c);
+
+std::string render(const Comparison& c, Format f, const TextOptions& opt = {});
+
+}  // namespace dpscope::reports

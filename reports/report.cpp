@@ -1,1 +1,0 @@
-// reports/: Comparison (rows of metrics per side) and its renderers.
