@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "collectors/import/bpftool.h"
 #include "collectors/import/import.h"
 #include "model/iptables.h"
 #include "model/json.h"
@@ -101,6 +102,7 @@ void register_import(CLI::App& app, Runner& run) {
     };
   };
   const auto legacy = model::Backend::IptablesLegacy;
+  auto bpftool = std::make_shared<importer::BpftoolImport>();  // eBPF inputs, applied after the loop
   settings->inputs = {
       {"--iptables-save", "iptables-save output (IPv4, either backend)", "FILE", save("ip", std::nullopt), {}},
       {"--ip6tables-save", "ip6tables-save output (IPv6, either backend)", "FILE", save("ip6", std::nullopt), {}},
@@ -112,6 +114,12 @@ void register_import(CLI::App& app, Runner& run) {
        listing("ip6", "--ip6tables-S"), {}},
       {"--nft-json", "`nft -j list ruleset` output", "FILE",
        [](importer::Importer& im, const std::string& path) { im.add_nft_json(path); }, {}},
+      {"--bpftool-prog", "`bpftool -j [-f] prog show` output", "FILE",
+       [bpftool](importer::Importer&, const std::string& path) { bpftool->add_progs(path); }, {}},
+      {"--bpftool-map", "`bpftool -j [-f] map show` output", "FILE",
+       [bpftool](importer::Importer&, const std::string& path) { bpftool->add_maps(path); }, {}},
+      {"--bpftool-net", "`bpftool -j net show` output (in the node's netns)", "FILE",
+       [bpftool](importer::Importer&, const std::string& path) { bpftool->add_net(path); }, {}},
   };
   for (auto& input : settings->inputs) {
     sub->add_option(input.option, input.args, input.help)->type_name(input.type_name)->take_all();
@@ -122,8 +130,8 @@ void register_import(CLI::App& app, Runner& run) {
   sub->add_option("--node", settings->node, "node name to record in the snapshot");
   sub->add_option("-o,--output", settings->output, "snapshot file to write (- = stdout)")->required();
 
-  sub->callback([&run, settings] {
-    run = [settings] {
+  sub->callback([&run, settings, bpftool] {
+    run = [settings, bpftool] {
       importer::Importer im;
       bool any = false;
       for (const auto& input : settings->inputs) {
@@ -133,6 +141,7 @@ void register_import(CLI::App& app, Runner& run) {
         }
       }
       if (!any) throw UsageError("import: give at least one input (--iptables-save, --nft-json, ...; see --help)");
+      bpftool->finish(im.snapshot());
       model::save_snapshot(im.finish(settings->node), settings->output);
       return kExitOk;
     };

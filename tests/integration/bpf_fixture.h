@@ -346,6 +346,61 @@ struct CiliumLbWriter {
   }
 };
 
+// ---------------------------------------------------------------- Calico NAT content
+
+// Writes Calico NAT frontends/backends (cilium-calico-maps.md §2) and keeps
+// what the decoder must report.
+struct CalicoNatWriter {
+  int frontends_fd = -1, backends_fd = -1;
+  uint32_t next_id = 1;
+  std::vector<model::LbFrontend> frontends;
+  std::vector<model::LbBackend> backends;
+
+  // One frontend; `source_ranges` adds one LPM entry per CIDR (the decoder collapses them).
+  void add(const std::string& addr, uint16_t port, uint8_t proto, int n_backends, bool blackhole = false,
+           const std::vector<std::pair<std::string, int>>& source_ranges = {}) {
+    const uint32_t id = next_id++;
+    auto write_key = [&](const std::string& src, int src_len) {
+      uint8_t key[16] = {};
+      uint32_t prefixlen = 56 + static_cast<uint32_t>(src_len);
+      memcpy(key, &prefixlen, 4);
+      inet_pton(AF_INET, addr.c_str(), key + 4);
+      memcpy(key + 8, &port, 2);  // host order
+      key[10] = proto;
+      inet_pton(AF_INET, src.c_str(), key + 11);
+      uint8_t value[20] = {};
+      uint32_t count = blackhole ? 0xffffffffu : static_cast<uint32_t>(n_backends);
+      memcpy(value, &id, 4);
+      memcpy(value + 4, &count, 4);
+      CiliumLbWriter::put(frontends_fd, key, value);
+    };
+    write_key("0.0.0.0", 0);
+    for (const auto& [cidr, len] : source_ranges) write_key(cidr, len);
+    const std::string pname = proto == 6 ? "tcp" : proto == 17 ? "udp" : "sctp";
+    for (int i = 0; i < n_backends; ++i) {
+      uint32_t key[2] = {id, static_cast<uint32_t>(i)};
+      uint8_t value[8] = {};
+      const std::string backend = "10.250." + std::to_string(id) + "." + std::to_string(i + 1);
+      inet_pton(AF_INET, backend.c_str(), value);
+      const uint16_t bport = 8000 + static_cast<uint16_t>(i);
+      memcpy(value + 4, &bport, 2);
+      CiliumLbWriter::put(backends_fd, key, value);
+      backends.push_back({id, backend, bport, pname, ""});
+    }
+    model::LbFrontend f;
+    f.address = addr;
+    f.port = port;
+    f.protocol = pname;
+    f.backends = blackhole ? 0 : static_cast<uint32_t>(n_backends);
+    f.service_id = id;
+    if (addr == "255.255.255.255") {
+      f.type = "NodePort";
+      f.surrogate = true;
+    }
+    frontends.push_back(f);
+  }
+};
+
 inline bool frontend_less(const model::LbFrontend& a, const model::LbFrontend& b) {
   return std::tie(a.address, a.port, a.protocol, a.scope) < std::tie(b.address, b.port, b.protocol, b.scope);
 }

@@ -143,6 +143,12 @@ TEST_F(BpfLive, DecodesCiliumAndCalicoServices) {
   // An IPv6 ClusterIP service too.
   auto ids6 = writer.add_backends(true, 2, 0, 9090);
   writer.add_frontend(true, "fd00:96::1", 80, 6, 0, 0, 0, ids6, 2, "ClusterIP");
+  auto calico_writer = sc.calico_writer();
+  calico_writer.add("10.96.1.1", 80, 6, 2);
+  calico_writer.add("10.96.1.2", 443, 6, 3, false, {{"192.0.2.0", 24}, {"198.51.100.0", 25}});
+  calico_writer.add("255.255.255.255", 30080, 6, 2);
+  calico_writer.add("10.96.1.3", 53, 17, 0, true);
+  calico_writer.add("10.96.1.4", 53, 17, 4);
 
   auto snap = collect(sc);
   const model::LbServices* cilium = nullptr;
@@ -173,7 +179,13 @@ TEST_F(BpfLive, DecodesCiliumAndCalicoServices) {
 
   ASSERT_NE(calico, nullptr);
   EXPECT_TRUE(calico->decoded) << calico->note;
-  EXPECT_TRUE(calico->frontends.empty());
+  auto want_calico = calico_writer.frontends;
+  std::sort(want_calico.begin(), want_calico.end(), bpffix::frontend_less);
+  EXPECT_EQ(calico->frontends, want_calico);
+  auto want_calico_backends = calico_writer.backends;
+  std::sort(want_calico_backends.begin(), want_calico_backends.end(),
+            [](auto& a, auto& b) { return std::tie(a.id, a.address, a.port) < std::tie(b.id, b.address, b.port); });
+  EXPECT_EQ(calico->backends, want_calico_backends);
 }
 
 TEST_F(BpfLive, AttachPointsEqualBpftoolNetAndCgroup) {

@@ -123,6 +123,12 @@ struct Scenario {
     w.backends6 = cilium.map_fd("cilium_lb6_backends_v3");
     return w;
   }
+  CalicoNatWriter calico_writer() const {
+    CalicoNatWriter w;
+    w.frontends_fd = calico.map_fd("cali_v4_nat_fe3");
+    w.backends_fd = calico.map_fd("cali_v4_nat_be");
+    return w;
+  }
 };
 
 }  // namespace dpscope::test::bpffix
