@@ -6,7 +6,15 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include <sys/mount.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+
 #include "collectors/bpf/bpf.h"
+#include "collectors/import/bpftool.h"
 #include "tests/integration/bpf_scenario.h"
 
 namespace dpscope::test {
@@ -39,6 +47,22 @@ const T* by_id(const std::vector<T>& v, uint32_t id) {
     if (x.id == id) return &x;
   }
   return nullptr;
+}
+
+time_t parse_time(const std::string& rfc3339) {
+  tm t{};
+  strptime(rfc3339.c_str(), "%Y-%m-%dT%H:%M:%SZ", &t);
+  return timegm(&t);
+}
+
+std::vector<std::string> bpf_mounts() {
+  std::vector<std::string> out;
+  std::ifstream f("/proc/self/mounts");
+  std::string dev, dir, type, rest;
+  while (f >> dev >> dir >> type && std::getline(f, rest)) {
+    if (type == "bpf") out.push_back(dir);
+  }
+  return out;
 }
 
 class BpfLive : public ::testing::Test {
@@ -246,6 +270,110 @@ TEST_F(BpfLive, AttachPointsEqualBpftoolNetAndCgroup) {
   const auto* connect = find("cgroup", sc.cgroup.relative(), "cgroup_inet4_connect");
   ASSERT_NE(connect, nullptr);
   EXPECT_TRUE(connect->link_id.has_value());
+}
+
+}  // namespace
+}  // namespace dpscope::test
+
+namespace dpscope::test {
+namespace {
+
+// `bpftool -j` output of the same state, imported, equals the live snapshot
+// field by field (entry counts and load times aside: bpftool has no counts and
+// prints whole seconds).
+TEST_F(BpfLive, LiveSnapshotAgreesWithImportOfBpftool) {
+  Scenario sc;
+  auto writer = sc.cilium_writer();
+  writer.add_services(10, 2);
+  auto live = collect(sc);
+  TempDir dir;
+  auto save = [&](const std::vector<std::string>& argv, const std::string& file) {
+    auto r = run(argv);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    write_text(dir.file(file), r.out);
+  };
+  save({"bpftool", "-j", "-f", "prog", "show"}, "prog.json");
+  save({"bpftool", "-j", "-f", "map", "show"}, "map.json");
+  save(sc.ns.exec({"bpftool", "-j", "net", "show"}), "net.json");
+  importer::BpftoolImport im;
+  im.add_progs(dir.file("prog.json"));
+  im.add_maps(dir.file("map.json"));
+  im.add_net(dir.file("net.json"));
+  model::Snapshot imported;
+  im.finish(imported);
+  ASSERT_TRUE(imported.ebpf.collected);
+
+  for (uint32_t id : sc.prog_ids()) {
+    SCOPED_TRACE("prog " + std::to_string(id));
+    const auto* a = by_id(live.ebpf.programs, id);
+    const auto* b = by_id(imported.ebpf.programs, id);
+    ASSERT_TRUE(a && b);
+    auto x = *a, y = *b;
+    EXPECT_LE(std::abs(std::difftime(parse_time(x.loaded_at), parse_time(y.loaded_at))), 1.0);
+    x.loaded_at = y.loaded_at = "";
+    EXPECT_EQ(x, y);
+  }
+  for (uint32_t id : sc.map_ids()) {
+    SCOPED_TRACE("map " + std::to_string(id));
+    const auto* a = by_id(live.ebpf.maps, id);
+    const auto* b = by_id(imported.ebpf.maps, id);
+    ASSERT_TRUE(a && b);
+    auto x = *a, y = *b;
+    x.entries = y.entries = std::nullopt;
+    x.entries_note = y.entries_note = "";
+    EXPECT_EQ(x, y);
+  }
+  // tc and XDP attach points of the test netns (bpftool 7.1 does not list tcx).
+  auto key = [](const model::BpfAttachment& a) {
+    return std::make_tuple(a.kind, a.target, a.direction, a.prog_id, a.prog_name);
+  };
+  std::set<decltype(key(model::BpfAttachment{}))> from_live, from_import;
+  for (const auto& a : live.ebpf.attachments) {
+    if (a.kind == "tc" || a.kind == "xdp") from_live.insert(key(a));
+  }
+  for (const auto& a : imported.ebpf.attachments) from_import.insert(key(a));
+  EXPECT_EQ(from_live, from_import);
+  EXPECT_EQ(from_import.size(), 4u);
+}
+
+// Runs fn in a child process and returns its exit status (fn returns the code).
+int in_child(const std::function<int()>& fn) {
+  pid_t pid = fork();
+  if (pid == 0) _exit(fn());
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST_F(BpfLive, UnavailableWithoutPrivilegeNeverZeros) {
+  const int rc = in_child([] {
+    if (setgid(65534) != 0 || setuid(65534) != 0) return 10;  // drops every capability
+    model::Snapshot snap;
+    bpf::collect(snap, {});
+    if (snap.ebpf.collected || !snap.ebpf.programs.empty() || !snap.ebpf.maps.empty()) return 1;
+    if (snap.unavailable.size() != 1 || snap.unavailable[0].section != "ebpf") return 2;
+    if (snap.unavailable[0].error != EPERM) return 3;
+    if (snap.unavailable[0].hint.find("CAP_SYS_ADMIN") == std::string::npos) return 4;
+    return 0;
+  });
+  EXPECT_EQ(rc, 0) << "child check failed with code " << rc;
+}
+
+TEST_F(BpfLive, NoBpffsMeansPinsUnavailable) {
+  const int rc = in_child([] {
+    // A private mount namespace without any bpffs.
+    if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return 10;
+    for (const auto& m : bpf_mounts()) umount2(m.c_str(), MNT_DETACH);
+    model::Snapshot snap;
+    bpf::Options opt;
+    opt.netns = "";
+    bpf::collect(snap, opt);
+    if (!snap.ebpf.collected) return 1;  // programs and maps are still there
+    bool pins = false;
+    for (const auto& u : snap.unavailable) pins |= u.section == "ebpf.pins" && u.error == ENOENT && !u.hint.empty();
+    return pins ? 0 : 2;
+  });
+  EXPECT_EQ(rc, 0) << "child check failed with code " << rc;
 }
 
 }  // namespace
