@@ -7,7 +7,8 @@ PACKAGES="build-essential cmake ninja-build pkg-config
   libnftnl-dev libmnl-dev libbpf-dev libelf-dev zlib1g-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev
   clang llvm
-  iptables nftables iproute2 bpftool"
+  iptables nftables iproute2 bpftool
+  jq"
 
 missing=""
 for p in $PACKAGES; do
