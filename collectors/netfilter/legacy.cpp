@@ -7,7 +7,8 @@
 #include <sys/socket.h>
 
 #include <cstring>
-#include <fstream>
+#include <cstdio>
+#include <memory>
 #include <map>
 #include <stdexcept>
 
@@ -214,10 +215,19 @@ model::Table parse_legacy_table(int af, const LegacyTableInfo& info, const uint8
 
 std::vector<std::string> legacy_table_names(int af) {
   // /proc/net follows the thread-group leader's namespace; thread-self follows ours.
-  std::ifstream in(af == AF_INET6 ? "/proc/thread-self/net/ip6_tables_names" : "/proc/thread-self/net/ip_tables_names");
+  const char* path = af == AF_INET6 ? "/proc/thread-self/net/ip6_tables_names" : "/proc/thread-self/net/ip_tables_names";
+  std::unique_ptr<FILE, decltype(&fclose)> in(fopen(path, "re"), fclose);
+  if (!in) {
+    // Absent: ip(6)_tables is not loaded, so there are no legacy tables. Unreadable is an error.
+    if (errno == ENOENT) return {};
+    throw SystemError(std::string("reading ") + path, errno, kPermissionHint);
+  }
   std::vector<std::string> names;
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) names.push_back(line);
+  char line[64];
+  while (fgets(line, sizeof line, in.get()) != nullptr) {
+    std::string name(line);
+    while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
+    if (!name.empty()) names.push_back(name);
   }
   return names;
 }

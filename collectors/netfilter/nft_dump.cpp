@@ -477,6 +477,19 @@ NftDump dump_nftables(const Options& options) {
           c.chain.rule_count = c.chain.rules.size();
           t.chains.push_back(std::move(c.chain));
         }
+        if (ipt) {
+          // iptables-nft shows every built-in chain of a table, creating the
+          // missing ones as empty ACCEPT chains when it lists (nft.c
+          // nft_xt_fake_builtin_chains); an absent base chain and an empty
+          // ACCEPT one filter the same. Mirror that so both views agree.
+          for (const std::string& name : model::iptables_builtin_chains(t.name)) {
+            if (model::find_chain(t, name) != nullptr) continue;
+            model::Chain fake;
+            fake.name = name;
+            fake.base = model::iptables_base_chain(t.name, name, "ACCEPT");
+            t.chains.push_back(std::move(fake));
+          }
+        }
         for (SetInfo& s : a.sets) {
           if (s.table == i && (!s.anonymous || options.rules)) t.sets.push_back(std::move(s.set));
         }

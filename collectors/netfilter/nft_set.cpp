@@ -65,6 +65,16 @@ std::string render_field(uint32_t type, const uint8_t* p, size_t n) {
     case kInetService:
       if (n >= 2) return std::to_string((p[0] << 8) | p[1]);
       break;
+    case kInteger: {
+      // nft's integer keys (numgen, mark-like values) are host-endian numbers.
+      uint64_t v = 0;
+      if (n == 1) v = p[0];
+      else if (n == 2) { uint16_t x; std::memcpy(&x, p, 2); v = x; }
+      else if (n == 4) { uint32_t x; std::memcpy(&x, p, 4); v = x; }
+      else if (n == 8) std::memcpy(&v, p, 8);
+      else break;
+      return std::to_string(v);
+    }
     case kMark: {
       if (n < 4) break;
       uint32_t v;
@@ -124,7 +134,7 @@ std::string datatype_name(uint32_t type) {
 std::string render_set_key(const uint8_t* data, size_t len, const std::vector<uint32_t>& types) {
   if (types.size() <= 1) {
     const uint32_t type = types.empty() ? 0 : types[0];
-    const size_t size = field_size(type);
+    const size_t size = type == kInteger ? len : field_size(type);
     if (size == 0 || size > len) return hex_bytes(data, len);
     return render_field(type, data, len);
   }

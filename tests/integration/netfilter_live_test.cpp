@@ -1,0 +1,227 @@
+// Live netfilter snapshot vs the standard tools, on real kernel state in dps-*
+// namespaces: what `dpscope snapshot --netns` reads must equal what
+// `dpscope import` makes of iptables-save / iptables-legacy-save / nft -j of the
+// same namespace, and the counts must match those taken from the save text.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "tests/integration/netfilter_support.h"
+
+namespace dpscope::test {
+namespace {
+
+using model::Backend;
+
+// Loads `file` with both iptables backends into `ns` (nfacct objects first: kube-proxy's
+// KUBE-FORWARD / KUBE-NODEPORTS rules count into them).
+void load_both_backends(const Netns& ns, const std::string& file) {
+  ns.sh("nfacct add ct_state_invalid_dropped_pkts && nfacct add localhost_nps_accepted_pkts");
+  ns.sh("iptables-nft-restore < '" + file + "'");
+  ns.sh("iptables-legacy-restore < '" + file + "'");
+}
+
+void expect_iptables_counts(const model::Snapshot& live, const nf::ToolView& view) {
+  EXPECT_EQ(nf::live_rule_counts(live, Backend::IptablesNft, "ip"), nf::save_rule_counts(view.nft_save));
+  EXPECT_EQ(nf::live_rule_counts(live, Backend::IptablesLegacy, "ip"), nf::save_rule_counts(view.legacy_save));
+  EXPECT_EQ(nf::live_service_ips(live, Backend::IptablesNft), nf::save_service_ips(view.nft_save));
+  EXPECT_EQ(nf::live_service_ips(live, Backend::IptablesLegacy), nf::save_service_ips(view.legacy_save));
+}
+
+class IptablesFixture : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(IptablesFixture, LiveEqualsImportOnBothBackends) {
+  DPS_REQUIRE_ROOT();
+  Netns ns("nf-ipt");
+  TempDir dir;
+  load_both_backends(ns, source_path(GetParam()));
+  const model::Snapshot live = nf::live_snapshot(ns, dir);
+  const nf::ToolView view = nf::tool_view(ns, dir);
+  ASSERT_TRUE(live.netfilter.collected);
+  EXPECT_TRUE(live.unavailable.empty());
+  // Both backends are present and reported as such.
+  EXPECT_NE(view.nft_save.find("COMMIT"), std::string::npos);
+  EXPECT_NE(view.legacy_save.find("COMMIT"), std::string::npos);
+  nf::expect_same_netfilter(live, view.imported);
+  expect_iptables_counts(live, view);
+  size_t undecoded = 0;
+  for (const auto& t : live.netfilter.tables) {
+    for (const auto& c : t.chains) {
+      for (const auto& r : c.rules) undecoded += r.undecoded;
+    }
+  }
+  EXPECT_EQ(undecoded, 0u);
+}
+
+// Every loadable kube-proxy iptables dump (tracepacket-with-builtin-chains has
+// unquoted multi-word comments that iptables-restore rejects; see SOURCES.md),
+// the Cilium node replayed through iptables-nft, and the kind pair.
+INSTANTIATE_TEST_SUITE_P(
+    Upstream, IptablesFixture,
+    ::testing::Values("fixtures/upstream/kube-proxy-iptables/overall-iptables-rules.saved-nft.txt",
+                      "fixtures/upstream/kube-proxy-iptables/sort-basic-svl-localpolicy.saved-nft.txt",
+                      "fixtures/upstream/kube-proxy-iptables/syncrepeated-final-fullresync-with-X.saved-nft.txt",
+                      "fixtures/upstream/kube-proxy-iptables/syncrepeated-step1-two-clusterip.saved-nft.txt",
+                      "fixtures/upstream/kube-proxy-iptables/overall-iptables-rules.golden.txt",
+                      "fixtures/upstream/cilium/gke-dpv2-cilium-kpr.replayed.saved-nft.txt",
+                      "fixtures/scenarios/kind-kube-proxy.iptables-save.txt",
+                      "fixtures/scenarios/kind-cilium-kpr.iptables-save.txt"));
+
+class NftablesFixture : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(NftablesFixture, LiveEqualsImportOfNftJson) {
+  DPS_REQUIRE_ROOT();
+  Netns ns("nf-nft");
+  TempDir dir;
+  // kube-proxy's golden file adds rules that goto chains declared later in the
+  // file; declare every table/set/map/chain first (as SOURCES.md describes).
+  const std::string file = source_path(GetParam());
+  ns.sh("{ grep -E '^add (table|set|map|chain) ' '" + file + "'; grep -vE '^add (table|set|map|chain) ' '" + file +
+        "'; } | nft -f -");
+  const model::Snapshot live = nf::live_snapshot(ns, dir);
+  const nf::ToolView view = nf::tool_view(ns, dir);
+  ASSERT_TRUE(live.netfilter.collected);
+  nf::expect_same_netfilter(live, view.imported);
+  // Independent of the importer: tables and element counts straight from nft's JSON.
+  const auto json = nlohmann::json::parse(view.nft_json);
+  size_t rules = 0, elements = 0, live_rules = 0, live_elements = 0;
+  for (const auto& item : json["nftables"]) {
+    if (item.contains("rule")) ++rules;
+    if (item.contains("set") || item.contains("map")) {
+      const auto& s = item.contains("set") ? item["set"] : item["map"];
+      if (s.contains("elem")) elements += s["elem"].size();
+    }
+  }
+  for (const auto& t : live.netfilter.tables) {
+    EXPECT_EQ(t.backend, Backend::Nftables);
+    for (const auto& c : t.chains) live_rules += c.rule_count;
+    for (const auto& s : t.sets) live_elements += s.element_count;
+  }
+  EXPECT_EQ(live_rules, rules);
+  EXPECT_EQ(live_elements, elements);
+  EXPECT_GT(rules, 20u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Upstream, NftablesFixture,
+    ::testing::Values("fixtures/upstream/kube-proxy-nftables/overall-nftables-rules.golden.nft",
+                      "fixtures/upstream/kube-proxy-nftables/knftables-fake-kubeproxy-ipv4-example.golden.nft",
+                      "fixtures/upstream/kube-proxy-nftables/knftables-fake-kubeproxy-ipv6-example.golden.nft"));
+
+// A generated 1,000-service x 5-endpoint node in all three forms at once.
+TEST(NetfilterLive, GeneratedThousandServicesAllBackends) {
+  DPS_REQUIRE_ROOT();
+  constexpr int kServices = 1000, kEndpoints = 5;
+  Netns ns("nf-gen");
+  TempDir dir;
+  const std::string gen = nf::gen_script();
+  const std::string args = std::to_string(kServices) + " " + std::to_string(kEndpoints);
+  ns.sh(gen + " iptables " + args + " > " + dir.file("g.ipt"));
+  ns.sh("iptables-nft-restore < " + dir.file("g.ipt") + " && iptables-legacy-restore < " + dir.file("g.ipt"));
+  ns.sh(gen + " nftables " + args + " | nft -f -");
+  const model::Snapshot live = nf::live_snapshot(ns, dir);
+  const nf::ToolView view = nf::tool_view(ns, dir);
+  nf::expect_same_netfilter(live, view.imported);
+  expect_iptables_counts(live, view);
+  // One ClusterIP rule per service plus one LoadBalancer rule per 50th.
+  EXPECT_EQ(nf::live_service_ips(live, Backend::IptablesNft).size(), size_t{kServices + kServices / 50});
+  const model::Table* kp = model::find_table(live, Backend::Nftables, "ip", "kube-proxy");
+  ASSERT_NE(kp, nullptr);
+  for (const auto& s : kp->sets) {
+    if (s.name == "service-ips" || s.name == "cluster-ips") {
+      EXPECT_EQ(s.element_count, size_t{kServices}) << s.name;
+    }
+  }
+  // Endpoints are counted from the endpoint chains, not from the anonymous numgen maps.
+  size_t endpoint_chains = 0;
+  for (const auto& c : kp->chains) endpoint_chains += c.name.rfind("endpoint-", 0) == 0;
+  EXPECT_EQ(endpoint_chains, size_t{kServices * kEndpoints});
+}
+
+TEST(NetfilterLive, RulesFlagListsAnonymousMapsWithTheirElements) {
+  DPS_REQUIRE_ROOT();
+  Netns ns("nf-anon");
+  TempDir dir;
+  ns.sh(nf::gen_script() + " nftables 20 3 | nft -f -");
+  const model::Snapshot plain = nf::live_snapshot(ns, dir);
+  const model::Snapshot full = nf::live_snapshot(ns, dir, {"--rules"});
+  const model::Table* a = model::find_table(plain, Backend::Nftables, "ip", "kube-proxy");
+  const model::Table* b = model::find_table(full, Backend::Nftables, "ip", "kube-proxy");
+  ASSERT_TRUE(a && b);
+  size_t anonymous = 0;
+  for (const auto& s : b->sets) {
+    if (s.name.rfind("__map", 0) != 0) continue;
+    ++anonymous;
+    EXPECT_EQ(s.element_count, 3u) << s.name;
+    ASSERT_EQ(s.elements.size(), 3u);
+    EXPECT_EQ(s.elements[0].key, "0");
+    EXPECT_EQ(s.elements[0].value.rfind("goto endpoint-", 0), 0u) << s.elements[0].value;
+  }
+  EXPECT_EQ(anonymous, 20u);  // one numgen map per service
+  for (const auto& s : a->sets) EXPECT_NE(s.name.rfind("__", 0), 0u) << s.name;
+  EXPECT_EQ(a->chains, b->chains);
+}
+
+// Counters removed: the rulesets before and after must be byte-identical.
+std::string strip_counters(const Netns& ns) {
+  return ns.sh(
+      "{ iptables-nft-save; iptables-legacy-save; nft list ruleset; } | sed -e 's/\\[[0-9]*:[0-9]*\\]/[]/' "
+      "-e 's/counter packets [0-9]* bytes [0-9]*/counter/' | grep -v '^#'");
+}
+
+TEST(NetfilterLive, TwentySnapshotsChangeNothing) {
+  DPS_REQUIRE_ROOT();
+  Netns ns("nf-ro");
+  TempDir dir;
+  const std::string gen = nf::gen_script();
+  ns.sh(gen + " iptables 100 3 > " + dir.file("g.ipt"));
+  ns.sh("iptables-nft-restore < " + dir.file("g.ipt") + " && iptables-legacy-restore < " + dir.file("g.ipt"));
+  ns.sh(gen + " nftables 100 3 | nft -f -");
+  const std::string before = strip_counters(ns);
+  const model::Snapshot first = nf::live_snapshot(ns, dir);
+  for (int i = 0; i < 19; ++i) {
+    const model::Snapshot s = nf::live_snapshot(ns, dir, i % 2 ? std::vector<std::string>{"--rules"}
+                                                              : std::vector<std::string>{});
+    EXPECT_EQ(s.netfilter.collection.nft_generation, first.netfilter.collection.nft_generation);
+  }
+  EXPECT_EQ(strip_counters(ns), before);
+  const model::Snapshot last = nf::live_snapshot(ns, dir);
+  EXPECT_EQ(last.netfilter.collection.nft_generation, first.netfilter.collection.nft_generation);
+  EXPECT_EQ(last.netfilter.collection.nft_retries, 0u);
+}
+
+TEST(NetfilterLive, MissingNamespaceExitsTwo) {
+  DPS_REQUIRE_ROOT();
+  TempDir dir;
+  const RunResult r = run({dpscope_bin(), "snapshot", "--netns", "dps-no-such-netns-" + std::to_string(getpid()),
+                           "--no-ebpf", "-o", dir.file("x.json")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no such network namespace"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::ifstream(dir.file("x.json")).good());
+}
+
+// Without CAP_NET_ADMIN: the sections are unavailable with EPERM and a hint, exit 3, never zeros.
+TEST(NetfilterLive, WithoutCapabilitiesSectionIsUnavailable) {
+  DPS_REQUIRE_ROOT();
+  Netns ns("nf-caps");
+  ns.sh("iptables-legacy -N DPS-TEST && iptables-nft -N DPS-TEST");
+  for (const std::string& drop : {std::string("setpriv --inh-caps=-all --bounding-set=-all"),
+                                  std::string("setpriv --reuid=65534 --regid=65534 --clear-groups")}) {
+    const RunResult r = run({"ip", "netns", "exec", ns.name(), "/bin/sh", "-c",
+                             drop + " " + dpscope_bin() + " snapshot --no-ebpf -o -"});
+    EXPECT_EQ(r.exit_code, 3) << drop << ": " << r.err;
+    const model::Snapshot s = model::from_json_text(r.out, "stdout");
+    EXPECT_FALSE(s.netfilter.collected) << drop;
+    EXPECT_TRUE(s.netfilter.tables.empty()) << drop;
+    ASSERT_TRUE(model::is_unavailable(s, "netfilter")) << drop;
+    for (const auto& u : s.unavailable) {
+      EXPECT_TRUE(u.error == EPERM || u.error == EACCES) << drop << " " << u.section << ": " << u.reason;
+      EXPECT_NE(u.hint.find("CAP_NET_ADMIN"), std::string::npos) << u.hint;
+    }
+    EXPECT_NE(r.err.find("unavailable"), std::string::npos) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace dpscope::test

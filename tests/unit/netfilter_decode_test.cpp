@@ -1,0 +1,377 @@
+// The live netfilter decoders without a kernel: xt blobs as iptables-save
+// prints them, nf_tables rule messages built with libnftnl (as iptables-nft
+// builds them) decoded back, a legacy x_tables blob walked into chains, and nft
+// set keys rendered the way nft prints them.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <libmnl/libmnl.h>
+#include <libnftnl/common.h>
+#include <libnftnl/expr.h>
+#include <libnftnl/rule.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_nat.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/xt_comment.h>
+#include <linux/netfilter/xt_conntrack.h>
+#include <linux/netfilter/xt_mark.h>
+#include <linux/netfilter/xt_multiport.h>
+#include <linux/netfilter/xt_tcpudp.h>
+#include <linux/netfilter_ipv4/ip_tables.h>
+#include <linux/netfilter_ipv4/ipt_REJECT.h>
+#include <linux/netfilter/xt_LOG.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "collectors/netfilter/legacy.h"
+#include "collectors/netfilter/nft_rule.h"
+#include "collectors/netfilter/nft_set.h"
+#include "collectors/netfilter/xt.h"
+
+namespace dpscope::netfilter {
+namespace {
+
+template <typename T>
+const uint8_t* bytes(const T& v) {
+  return reinterpret_cast<const uint8_t*>(&v);
+}
+
+TEST(XtMatch, TcpDportAndNegation) {
+  xt_tcp tcp{};
+  tcp.spts[0] = 0, tcp.spts[1] = 0xFFFF, tcp.dpts[0] = 80, tcp.dpts[1] = 80;
+  model::RuleMatch m;
+  ASSERT_TRUE(decode_xt_match("tcp", 0, bytes(tcp), sizeof tcp, AF_INET, m));
+  EXPECT_EQ(m.modules, std::vector<std::string>{"tcp"});
+  EXPECT_EQ(m.dport, "80");
+  EXPECT_FALSE(m.dport_negated);
+  tcp.dpts[0] = 30000, tcp.dpts[1] = 30100, tcp.invflags = XT_TCP_INV_DSTPT;
+  model::RuleMatch r;
+  ASSERT_TRUE(decode_xt_match("tcp", 0, bytes(tcp), sizeof tcp, AF_INET, r));
+  EXPECT_EQ(r.dport, "30000:30100");
+  EXPECT_TRUE(r.dport_negated);
+  // Only a source port: no dport.
+  tcp = {};
+  tcp.spts[0] = tcp.spts[1] = 5, tcp.dpts[1] = 0xFFFF;
+  model::RuleMatch s;
+  ASSERT_TRUE(decode_xt_match("tcp", 0, bytes(tcp), sizeof tcp, AF_INET, s));
+  EXPECT_EQ(s.dport, "");
+  EXPECT_FALSE(decode_xt_match("tcp", 0, bytes(tcp), 4, AF_INET, s)) << "short blob";
+}
+
+TEST(XtMatch, MultiportCommentAndStateAlias) {
+  xt_multiport_v1 mp{};
+  mp.flags = XT_MULTIPORT_DESTINATION, mp.count = 4;
+  mp.ports[0] = 80, mp.ports[1] = 443, mp.ports[2] = 1000, mp.ports[3] = 2000;
+  mp.pflags[2] = 1;  // 1000:2000 is a range
+  model::RuleMatch m;
+  ASSERT_TRUE(decode_xt_match("multiport", 1, bytes(mp), sizeof mp, AF_INET, m));
+  EXPECT_EQ(m.dport, "80,443,1000:2000");
+
+  xt_comment_info c{};
+  std::strcpy(c.comment, "ns1/svc1:p80 cluster IP");
+  ASSERT_TRUE(decode_xt_match("comment", 0, bytes(c), sizeof c, AF_INET, m));
+  EXPECT_EQ(m.comment, "ns1/svc1:p80 cluster IP");
+
+  xt_conntrack_mtinfo3 ct{};
+  ct.match_flags = XT_CONNTRACK_STATE | XT_CONNTRACK_STATE_ALIAS;
+  ASSERT_TRUE(decode_xt_match("conntrack", 3, bytes(ct), sizeof ct, AF_INET, m));
+  ct.match_flags = XT_CONNTRACK_STATE;
+  ASSERT_TRUE(decode_xt_match("conntrack", 3, bytes(ct), sizeof ct, AF_INET, m));
+  EXPECT_EQ(m.modules, (std::vector<std::string>{"multiport", "comment", "state", "conntrack"}));
+}
+
+TEST(XtTarget, ArgsAsIptablesSavePrintsThem) {
+  model::Rule r;
+  nf_nat_range2 dnat{};
+  dnat.flags = NF_NAT_RANGE_MAP_IPS | NF_NAT_RANGE_PROTO_SPECIFIED;
+  inet_pton(AF_INET, "10.180.0.1", &dnat.min_addr.in);
+  dnat.max_addr = dnat.min_addr;
+  dnat.min_proto.all = dnat.max_proto.all = htons(80);
+  decode_xt_target("DNAT", 2, bytes(dnat), sizeof dnat, AF_INET, r);
+  EXPECT_EQ(r.verdict_kind, "target");
+  EXPECT_EQ(r.target, "DNAT");
+  EXPECT_EQ(r.target_args, "--to-destination 10.180.0.1:80");
+
+  nf_nat_ipv4_multi_range_compat masq{};
+  masq.rangesize = 1;
+  masq.range[0].flags = NF_NAT_RANGE_PROTO_RANDOM_FULLY;
+  decode_xt_target("MASQUERADE", 0, bytes(masq), sizeof masq, AF_INET, r);
+  EXPECT_EQ(r.target_args, "--random-fully");
+
+  xt_mark_tginfo2 mark{0x4000, 0x4000};
+  decode_xt_target("MARK", 2, bytes(mark), sizeof mark, AF_INET, r);
+  EXPECT_EQ(r.target_args, "--set-xmark 0x4000/0x4000");
+
+  ipt_reject_info rej{IPT_ICMP_PORT_UNREACHABLE};
+  decode_xt_target("REJECT", 0, bytes(rej), sizeof rej, AF_INET, r);
+  EXPECT_EQ(r.target_args, "--reject-with icmp-port-unreachable");
+
+  xt_log_info log{};
+  log.level = 6;
+  std::strcpy(log.prefix, "hi there");
+  decode_xt_target("LOG", 0, bytes(log), sizeof log, AF_INET, r);
+  EXPECT_EQ(r.target_args, "--log-prefix \"hi there\" --log-level 6");
+
+  decode_xt_target("TPROXY", 1, bytes(log), sizeof log, AF_INET, r);
+  EXPECT_EQ(r.target, "TPROXY");
+  EXPECT_EQ(r.target_args, "");
+  EXPECT_FALSE(xt_target_args_decoded("TPROXY"));
+}
+
+TEST(XtText, AddressesAndStrings) {
+  uint8_t addr[4] = {10, 0, 0, 0}, mask[4] = {255, 0, 0, 0};
+  EXPECT_EQ(cidr_text(AF_INET, addr, mask), "10.0.0.0/8");
+  uint8_t odd[4] = {255, 0, 255, 0};
+  EXPECT_EQ(cidr_text(AF_INET, addr, odd), "10.0.0.0/255.0.255.0");
+  EXPECT_EQ(xtables_save_string("KUBE-MARK-MASQ"), " KUBE-MARK-MASQ");
+  EXPECT_EQ(xtables_save_string("a \"b\""), " \"a \\\"b\\\"\"");
+  EXPECT_EQ(protocol_name(6), "tcp");
+  EXPECT_EQ(protocol_name(132), "sctp");
+}
+
+// ---------------------------------------------------------------- nf_tables rules
+
+struct RuleBuilder {
+  nftnl_rule* rule = nftnl_rule_alloc();
+  std::vector<char> buf = std::vector<char>(65536);
+  ~RuleBuilder() { nftnl_rule_free(rule); }
+
+  nftnl_expr* add(const char* name) {
+    nftnl_expr* e = nftnl_expr_alloc(name);
+    nftnl_rule_add_expr(rule, e);
+    return e;
+  }
+  void meta(uint32_t key) {
+    auto* e = add("meta");
+    nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, key);
+    nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, NFT_REG_1);
+  }
+  void payload(uint32_t base, uint32_t offset, uint32_t len) {
+    auto* e = add("payload");
+    nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, base);
+    nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, offset);
+    nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, len);
+    nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, NFT_REG_1);
+  }
+  void cmp(uint32_t op, const void* data, uint32_t len) {
+    auto* e = add("cmp");
+    nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_SREG, NFT_REG_1);
+    nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, op);
+    nftnl_expr_set(e, NFTNL_EXPR_CMP_DATA, data, len);
+  }
+  void match(const char* name, const void* info, uint32_t len) {
+    auto* e = add("match");
+    nftnl_expr_set_str(e, NFTNL_EXPR_MT_NAME, name);
+    nftnl_expr_set_u32(e, NFTNL_EXPR_MT_REV, 0);
+    // libnftnl takes ownership of the match info buffer (it frees it with the expression).
+    void* copy = malloc(len);
+    std::memcpy(copy, info, len);
+    nftnl_expr_set(e, NFTNL_EXPR_MT_INFO, copy, len);
+  }
+  void verdict(int code, const char* chain = nullptr) {
+    auto* e = add("immediate");
+    nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
+    nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, code);
+    if (chain) nftnl_expr_set_str(e, NFTNL_EXPR_IMM_CHAIN, chain);
+  }
+  const nlmsghdr* message() {
+    nftnl_rule_set_str(rule, NFTNL_RULE_TABLE, "nat");
+    nftnl_rule_set_str(rule, NFTNL_RULE_CHAIN, "KUBE-SERVICES");
+    nlmsghdr* nlh = nftnl_nlmsg_build_hdr(buf.data(), NFT_MSG_NEWRULE, NFPROTO_IPV4, 0, 1);
+    nftnl_rule_nlmsg_build_payload(nlh, rule);
+    return nlh;
+  }
+};
+
+// -A KUBE-SERVICES -d 172.30.0.41/32 -p tcp -m comment --comment "..." -m tcp --dport 80 -j KUBE-SVC-X
+TEST(NftRule, IptablesNftServiceRule) {
+  RuleBuilder b;
+  const uint8_t tcp = IPPROTO_TCP;
+  b.meta(NFT_META_L4PROTO);
+  b.cmp(NFT_CMP_EQ, &tcp, 1);
+  const uint8_t daddr[4] = {172, 30, 0, 41};
+  b.payload(NFT_PAYLOAD_NETWORK_HEADER, 16, 4);
+  b.cmp(NFT_CMP_EQ, daddr, 4);
+  xt_comment_info c{};
+  std::strcpy(c.comment, "ns1/svc1:p80 cluster IP");
+  b.match("comment", &c, sizeof c);
+  const uint16_t port = htons(80);
+  b.payload(NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2);
+  b.cmp(NFT_CMP_EQ, &port, 2);
+  b.add("counter");
+  b.verdict(NFT_JUMP, "KUBE-SVC-XPGD46QRK7WJZT7O");
+  const nlmsghdr* nlh = b.message();
+  EXPECT_EQ(nft_rule_chain(nlh), "KUBE-SERVICES");
+  const model::Rule r = decode_nft_rule(nlh, {NFPROTO_IPV4, true});
+  EXPECT_FALSE(r.undecoded) << r.raw;
+  ASSERT_TRUE(r.match.destination.has_value());
+  EXPECT_EQ(r.match.destination->cidr, "172.30.0.41/32");
+  EXPECT_EQ(r.match.protocol, "tcp");
+  EXPECT_EQ(r.match.dport, "80");
+  EXPECT_EQ(r.match.comment, "ns1/svc1:p80 cluster IP");
+  EXPECT_EQ(r.match.modules, (std::vector<std::string>{"comment", "tcp"}));
+  EXPECT_EQ(r.verdict_kind, "jump");
+  EXPECT_EQ(r.target, "KUBE-SVC-XPGD46QRK7WJZT7O");
+  ASSERT_TRUE(r.counters.has_value());
+}
+
+// ! -s 10.0.0.0/8 loads one byte (iptables-nft shortens byte-aligned prefixes).
+TEST(NftRule, ShortPrefixLoadAndNegation) {
+  RuleBuilder b;
+  const uint8_t net = 10;
+  b.payload(NFT_PAYLOAD_NETWORK_HEADER, 12, 1);
+  b.cmp(NFT_CMP_NEQ, &net, 1);
+  b.verdict(NF_ACCEPT);
+  const model::Rule r = decode_nft_rule(b.message(), {NFPROTO_IPV4, true});
+  ASSERT_TRUE(r.match.source.has_value());
+  EXPECT_EQ(r.match.source->cidr, "10.0.0.0/8");
+  EXPECT_TRUE(r.match.source->negated);
+  EXPECT_EQ(r.verdict_kind, "verdict");
+  EXPECT_EQ(r.target, "ACCEPT");
+}
+
+TEST(NftRule, UnknownExpressionKeptUndecodedWithRawText) {
+  RuleBuilder b;
+  auto* ct = b.add("ct");
+  nftnl_expr_set_u32(ct, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
+  nftnl_expr_set_u32(ct, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+  b.verdict(NF_DROP);
+  const model::Rule r = decode_nft_rule(b.message(), {NFPROTO_IPV4, true});
+  EXPECT_TRUE(r.undecoded);
+  EXPECT_NE(r.raw.find("ct load state"), std::string::npos) << r.raw;
+  // The same rule in a native table: only the verdict matters, nothing is undecoded.
+  RuleBuilder n;
+  auto* ct2 = n.add("ct");
+  nftnl_expr_set_u32(ct2, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
+  nftnl_expr_set_u32(ct2, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+  n.verdict(NF_DROP);
+  const model::Rule native = decode_nft_rule(n.message(), {NFPROTO_IPV4, false});
+  EXPECT_FALSE(native.undecoded);
+  EXPECT_EQ(native.verdict_kind, "verdict");
+  EXPECT_EQ(native.target, "drop");
+}
+
+TEST(NftRule, NativeVerdictMapsNamedAndAnonymous) {
+  for (const char* set : {"service-ips", "__map12"}) {
+    RuleBuilder b;
+    auto* l = b.add("lookup");
+    nftnl_expr_set_str(l, NFTNL_EXPR_LOOKUP_SET, set);
+    nftnl_expr_set_u32(l, NFTNL_EXPR_LOOKUP_SREG, NFT_REG_1);
+    nftnl_expr_set_u32(l, NFTNL_EXPR_LOOKUP_DREG, NFT_REG_VERDICT);
+    const model::Rule r = decode_nft_rule(b.message(), {NFPROTO_IPV4, false});
+    EXPECT_EQ(r.verdict_kind, "vmap");
+    EXPECT_EQ(r.target, std::string(set) == "service-ips" ? "service-ips" : "");
+  }
+}
+
+// ---------------------------------------------------------------- legacy blob
+
+// Builds INPUT (policy DROP) with "-s 10.0.0.0/8 -p tcp -m tcp --dport 22 -j ACCEPT"
+// and "-j FOO", then user chain FOO with "-j RETURN", as the kernel lays it out.
+struct LegacyBlob {
+  std::vector<uint8_t> data;
+  size_t entry(const ipt_ip& ip, const std::vector<uint8_t>& matches, const std::vector<uint8_t>& target) {
+    const size_t off = data.size();
+    ipt_entry e{};
+    e.ip = ip;
+    e.target_offset = static_cast<uint16_t>(sizeof(ipt_entry) + matches.size());
+    e.next_offset = static_cast<uint16_t>(e.target_offset + target.size());
+    data.resize(off + e.next_offset);
+    std::memcpy(data.data() + off, &e, sizeof e);
+    std::memcpy(data.data() + off + sizeof e, matches.data(), matches.size());
+    std::memcpy(data.data() + off + e.target_offset, target.data(), target.size());
+    return off;
+  }
+  static std::vector<uint8_t> standard(int verdict) {
+    std::vector<uint8_t> t(XT_ALIGN(sizeof(xt_entry_target) + sizeof(int)));
+    auto* h = reinterpret_cast<xt_entry_target*>(t.data());
+    h->u.target_size = static_cast<uint16_t>(t.size());
+    std::memcpy(h->data, &verdict, sizeof verdict);
+    return t;
+  }
+  static std::vector<uint8_t> error(const char* name) {
+    std::vector<uint8_t> t(XT_ALIGN(sizeof(xt_error_target)));
+    auto* h = reinterpret_cast<xt_error_target*>(t.data());
+    h->target.u.target_size = static_cast<uint16_t>(t.size());
+    std::strcpy(h->target.u.user.name, XT_ERROR_TARGET);
+    std::strcpy(h->errorname, name);
+    return t;
+  }
+};
+
+TEST(LegacyTable, WalksChainsJumpsAndPolicies) {
+  LegacyBlob b;
+  ipt_ip any{};
+  ipt_ip ssh{};
+  inet_pton(AF_INET, "10.0.0.0", &ssh.src);
+  inet_pton(AF_INET, "255.0.0.0", &ssh.smsk);
+  ssh.proto = IPPROTO_TCP;
+  std::vector<uint8_t> tcp_match(XT_ALIGN(sizeof(xt_entry_match) + sizeof(xt_tcp)));
+  auto* m = reinterpret_cast<xt_entry_match*>(tcp_match.data());
+  m->u.match_size = static_cast<uint16_t>(tcp_match.size());
+  std::strcpy(m->u.user.name, "tcp");
+  xt_tcp tcp{};
+  tcp.spts[1] = 0xFFFF, tcp.dpts[0] = tcp.dpts[1] = 22;
+  std::memcpy(m->data, &tcp, sizeof tcp);
+
+  const size_t rule1 = b.entry(ssh, tcp_match, LegacyBlob::standard(-NF_ACCEPT - 1));
+  // Entry sizes are fixed, so FOO's first entry offset is known before writing it:
+  // rule2, policy, ERROR(FOO), then FOO's RETURN rule.
+  const size_t std_size = sizeof(ipt_entry) + LegacyBlob::standard(0).size();
+  const size_t foo_first = b.data.size() + 2 * std_size + sizeof(ipt_entry) + LegacyBlob::error("FOO").size();
+  const size_t rule2 = b.entry(any, {}, LegacyBlob::standard(static_cast<int>(foo_first)));
+  const size_t policy = b.entry(any, {}, LegacyBlob::standard(-NF_DROP - 1));
+  b.entry(any, {}, LegacyBlob::error("FOO"));
+  ASSERT_EQ(b.data.size(), foo_first);
+  b.entry(any, {}, LegacyBlob::standard(-NF_REPEAT - 1));  // a user "-j RETURN"
+  b.entry(any, {}, LegacyBlob::standard(-NF_REPEAT - 1));  // FOO's implicit tail
+  b.entry(any, {}, LegacyBlob::error("ERROR"));
+
+  LegacyTableInfo info;
+  info.name = "filter";
+  info.valid_hooks = 1u << NF_INET_LOCAL_IN;
+  info.hook_entry[NF_INET_LOCAL_IN] = static_cast<uint32_t>(rule1);
+  info.underflow[NF_INET_LOCAL_IN] = static_cast<uint32_t>(policy);
+  const model::Table t = parse_legacy_table(AF_INET, info, b.data.data(), b.data.size());
+  EXPECT_EQ(t.backend, model::Backend::IptablesLegacy);
+  ASSERT_EQ(t.chains.size(), 2u);
+  const model::Chain& input = t.chains[0];
+  EXPECT_EQ(input.name, "INPUT");
+  ASSERT_TRUE(input.base.has_value());
+  EXPECT_EQ(input.base->policy, "DROP");
+  ASSERT_EQ(input.rules.size(), 2u);
+  EXPECT_EQ(input.rules[0].match.source->cidr, "10.0.0.0/8");
+  EXPECT_EQ(input.rules[0].match.protocol, "tcp");
+  EXPECT_EQ(input.rules[0].match.dport, "22");
+  EXPECT_EQ(input.rules[0].target, "ACCEPT");
+  EXPECT_EQ(input.rules[1].verdict_kind, "jump");
+  EXPECT_EQ(input.rules[1].target, "FOO");
+  (void)rule2;
+  const model::Chain& foo = t.chains[1];
+  EXPECT_EQ(foo.name, "FOO");
+  EXPECT_FALSE(foo.base.has_value());
+  ASSERT_EQ(foo.rules.size(), 1u);
+  EXPECT_EQ(foo.rules[0].target, "RETURN");
+
+  EXPECT_THROW(parse_legacy_table(AF_INET, info, b.data.data(), b.data.size() - 3), std::runtime_error);
+}
+
+// ---------------------------------------------------------------- set keys
+
+TEST(NftSet, ConcatenatedKeysRenderLikeNft) {
+  const uint32_t concat = ((7u << 6 | 12u) << 6) | 13u;  // ipv4_addr . inet_proto . inet_service
+  const auto types = split_key_type(concat);
+  ASSERT_EQ(types, (std::vector<uint32_t>{7, 12, 13}));
+  EXPECT_EQ(datatype_name(types[1]), "inet_proto");
+  const uint8_t key[12] = {172, 30, 0, 41, IPPROTO_TCP, 0, 0, 0, 0, 80, 0, 0};
+  EXPECT_EQ(render_set_key(key, sizeof key, types), "172.30.0.41 . tcp . 80");
+  const uint8_t v4[4] = {192, 168, 0, 2};
+  EXPECT_EQ(render_set_key(v4, 4, split_key_type(7)), "192.168.0.2");
+  EXPECT_EQ(render_verdict(NFT_GOTO, "service-X"), "goto service-X");
+  EXPECT_EQ(render_verdict(NF_DROP, ""), "drop");
+  EXPECT_EQ(render_set_key(v4, 4, split_key_type(4)), "33597632");  // integer: host-endian number
+}
+
+}  // namespace
+}  // namespace dpscope::netfilter
