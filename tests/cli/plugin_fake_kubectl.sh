@@ -10,6 +10,7 @@
 #     incomplete         dpscope exits 3 after printing the snapshot
 #     no-json            dpscope exits 0 but prints no JSON
 #     interleaved        a stderr line lands inside the JSON in the log
+#     vanishes           the pod is gone right after creation (every get fails)
 #   get-nodes-fails      (file) `get nodes` fails
 #   run_ms               how long a pod "runs" (default 200)
 #   ds-pods              "POD NODE" lines: the DaemonSet's pods (`get pods -l ...`); their
@@ -88,6 +89,10 @@ case $verb in
     fi
     mkdir -p "$d/pods"
     pod="node-debugger-$node-$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')"
+    if [ "$mode" = vanishes ]; then
+      echo "Creating debugging pod $pod with container debugger on node $node."
+      exit 0
+    fi
     lock
     printf '%s\n%s\n' "$node" "$(now_ms)" >"$d/pods/$pod"
     live=$(ls "$d/pods" | wc -l)

@@ -215,6 +215,16 @@ TEST_F(Plugin, NodeTimesOutAndStillDeletesThePod) {
   EXPECT_EQ(live_pods(), 0u);
 }
 
+TEST_F(Plugin, PodThatVanishesIsReportedAfterTheTimeout) {
+  // The pod is gone (deleted by someone else): every status query fails.
+  write_text(dir.file("run_ms"), "60000");
+  mode("gone", "vanishes");
+  RunResult r = plugin({"node", "gone", "--image", "img", "--timeout", "1"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(contains(r.err, "timed out after 1s waiting for pod node-debugger-gone-")) << r.err;
+  EXPECT_TRUE(contains(r.err, "(kubectl get pod: Error from server (NotFound)")) << r.err;
+}
+
 TEST_F(Plugin, IncompleteSnapshotIsKeptWithExitThree) {
   mode("n1", "incomplete");
   RunResult r = plugin({"node", "n1", "--image", "img", "-o", dir.file("n1.json")});
