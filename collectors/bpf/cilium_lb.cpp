@@ -94,10 +94,23 @@ uint32_t host32(const uint8_t* p) {
   return v;
 }
 
+// Dotted quad without printf: a services map holds tens of thousands of them.
 std::string address(const uint8_t* p, bool v6) {
-  char buf[INET6_ADDRSTRLEN];
-  inet_ntop(v6 ? AF_INET6 : AF_INET, p, buf, sizeof buf);
-  return buf;
+  if (v6) {
+    char buf[INET6_ADDRSTRLEN];
+    inet_ntop(AF_INET6, p, buf, sizeof buf);
+    return buf;
+  }
+  char buf[16];
+  char* o = buf;
+  for (int i = 0; i < 4; ++i) {
+    unsigned v = p[i];
+    if (v >= 100) *o++ = static_cast<char>('0' + v / 100);
+    if (v >= 10) *o++ = static_cast<char>('0' + v / 10 % 10);
+    *o++ = static_cast<char>('0' + v % 10);
+    if (i < 3) *o++ = '.';
+  }
+  return std::string(buf, o);
 }
 
 bool is_zero(const uint8_t* p, size_t n) {
@@ -141,6 +154,7 @@ struct SlotTally {
 
 void decode_services(const DumpedMap& dm, bool v6, model::LbServices& out, SlotTally& tally) {
   const size_t alen = v6 ? 16 : 4;
+  out.frontends.reserve(out.frontends.size() + dm.entries.count / 2);
   for (size_t i = 0; i < dm.entries.count; ++i) {
     const uint8_t* k = dm.entries.key(i);
     const uint8_t* v = dm.entries.value(i);
@@ -250,7 +264,9 @@ std::vector<model::LbServices> decode(const std::vector<DumpedMap>& maps) {
                std::to_string(tally.referenced) + " (map updated while read?)";
     }
     std::sort(s.frontends.begin(), s.frontends.end(), [](const auto& a, const auto& b) {
-      return std::tie(a.address, a.port, a.protocol, a.scope) < std::tie(b.address, b.port, b.protocol, b.scope);
+      // The order canonicalize() keeps.
+      return std::tie(a.address, a.port, a.protocol, a.type, a.scope) <
+             std::tie(b.address, b.port, b.protocol, b.type, b.scope);
     });
     std::sort(s.backends.begin(), s.backends.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
     result.push_back(std::move(s));

@@ -83,10 +83,14 @@ void canonicalize(Snapshot& s) {
            std::tie(b.kind, b.target, b.direction, b.priority, b.handle, b.prog_id);
   });
   std::sort(s.ebpf.services.begin(), s.ebpf.services.end(),
-            [](const LbServices& a, const LbServices& b) { return a.dataplane < b.dataplane; });
+            [](const LbServices& a, const LbServices& b) {
+              return std::tie(a.dataplane, a.maps) < std::tie(b.dataplane, b.maps);  // one per pin directory
+            });
   for (auto& svc : s.ebpf.services) {
     std::sort(svc.frontends.begin(), svc.frontends.end(), [](const LbFrontend& a, const LbFrontend& b) {
-      return std::tie(a.address, a.port, a.protocol, a.type) < std::tie(b.address, b.port, b.protocol, b.type);
+      // scope: a Cilium two-scopes frontend has an external and an internal entry.
+      return std::tie(a.address, a.port, a.protocol, a.type, a.scope) <
+             std::tie(b.address, b.port, b.protocol, b.type, b.scope);
     });
     std::sort(svc.backends.begin(), svc.backends.end(), by_id);
   }

@@ -402,7 +402,8 @@ struct CalicoNatWriter {
 };
 
 inline bool frontend_less(const model::LbFrontend& a, const model::LbFrontend& b) {
-  return std::tie(a.address, a.port, a.protocol, a.scope) < std::tie(b.address, b.port, b.protocol, b.scope);
+  return std::tie(a.address, a.port, a.protocol, a.type, a.scope) <
+         std::tie(b.address, b.port, b.protocol, b.type, b.scope);
 }
 
 }  // namespace dpscope::test::bpffix
