@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/host_env.h"
+#include "cli/snapshot_stream.h"
 #include "collectors/bpf/bpf.h"
 #include "collectors/netfilter/netfilter.h"
 #include "model/json.h"
@@ -126,7 +127,7 @@ int run_snapshot(const SnapshotSettings& settings) {
   if (host) finish_host_snapshot(*host, snapshot);
   model::canonicalize(snapshot);
   if (!settings.quiet) report_progress(snapshot);
-  model::save_snapshot(snapshot, settings.output);
+  save_snapshot_streamed(snapshot, settings.output);
   return snapshot.unavailable.empty() ? kExitOk : kExitIncomplete;
 }
 

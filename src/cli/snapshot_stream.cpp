@@ -1,0 +1,311 @@
+#include "cli/snapshot_stream.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string_view>
+
+#include "model/json.h"
+#include "util/error.h"
+
+namespace dpscope::cli {
+
+namespace {
+
+// Emits JSON the way nlohmann::json::dump(1) does. Callers write the keys of
+// each object in sorted order (nlohmann's objects are std::maps).
+class Writer {
+ public:
+  explicit Writer(std::FILE* out) : out_(out) { buf_.reserve(kChunk + 4096); }
+  ~Writer() = default;
+
+  // Appends to a chunk written out with one fwrite per ~1 MiB.
+  void raw(std::string_view s) {
+    buf_.append(s);
+    if (buf_.size() >= kChunk) flush();
+  }
+  void flush() {
+    if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), out_) != buf_.size()) {
+      throw std::runtime_error(std::strerror(errno));
+    }
+    buf_.clear();
+  }
+  void indent(int level) {
+    static const std::string spaces(64, ' ');
+    raw("\n");
+    raw(std::string_view(spaces).substr(0, static_cast<size_t>(std::min(level, 64))));
+  }
+  // nlohmann's escaping: ", \ and control characters; UTF-8 passes through
+  // (invalid bytes become U+FFFD, where nlohmann would refuse to dump).
+  void string(std::string_view s) {
+    raw("\"");
+    size_t start = 0;
+    auto flush = [&](size_t i) {
+      if (i > start) raw(s.substr(start, i - start));
+    };
+    for (size_t i = 0; i < s.size();) {
+      const auto c = static_cast<unsigned char>(s[i]);
+      const char* esc = nullptr;
+      char buf[8];
+      size_t len = 1;
+      if (c == '"') esc = "\\\"";
+      else if (c == '\\') esc = "\\\\";
+      else if (c == '\b') esc = "\\b";
+      else if (c == '\f') esc = "\\f";
+      else if (c == '\n') esc = "\\n";
+      else if (c == '\r') esc = "\\r";
+      else if (c == '\t') esc = "\\t";
+      else if (c < 0x20) {
+        std::snprintf(buf, sizeof buf, "\\u%04x", c);
+        esc = buf;
+      } else if (c >= 0x80) {
+        len = utf8_length(s, i);
+        if (len == 0) {
+          esc = "\xEF\xBF\xBD";
+          len = 1;
+        }
+      }
+      if (esc) {
+        flush(i);
+        raw(esc);
+        start = i + len;
+      }
+      i += len;
+    }
+    flush(s.size());
+    raw("\"");
+  }
+  void number(uint64_t v) { raw(std::to_string(v)); }
+  void number(int64_t v) { raw(std::to_string(v)); }
+  void boolean(bool v) { raw(v ? "true" : "false"); }
+
+  // Object/array framing with dump(1)'s layout.
+  void open(char c, int level) {
+    raw(std::string_view(&c, 1));
+    level_ = level;
+    first_ = true;
+  }
+  void key(std::string_view k, int level) {
+    raw(first_ ? "" : ",");
+    first_ = false;
+    indent(level);
+    string(k);
+    raw(": ");
+  }
+  void item(int level) {
+    raw(first_ ? "" : ",");
+    first_ = false;
+    indent(level);
+  }
+  void close(char c, int level, bool empty) {
+    if (!empty) indent(level);
+    raw(std::string_view(&c, 1));
+    first_ = false;
+  }
+  bool first_ = true;
+
+ private:
+  // Bytes of the valid UTF-8 sequence at s[i], 0 when invalid.
+  static size_t utf8_length(std::string_view s, size_t i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 0;
+    if (n == 0 || i + n > s.size()) return 0;
+    for (size_t k = 1; k < n; ++k) {
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
+    }
+    return n;
+  }
+  static constexpr size_t kChunk = 1 << 20;
+  std::FILE* out_;
+  std::string buf_;
+  int level_ = 0;
+};
+
+// Each write_* starts at the current position and nests at `level`.
+void write_counters(Writer& w, const model::Counters& c, int level) {
+  w.open('{', level);
+  w.key("bytes", level + 1), w.number(c.bytes);
+  w.key("packets", level + 1), w.number(c.packets);
+  w.close('}', level, false);
+}
+
+void write_prefix(Writer& w, const model::Prefix& p, int level) {
+  w.open('{', level);
+  w.key("cidr", level + 1), w.string(p.cidr);
+  w.key("negated", level + 1), w.boolean(p.negated);
+  w.close('}', level, false);
+}
+
+void write_strings(Writer& w, const std::vector<std::string>& v, int level) {
+  w.open('[', level);
+  for (const auto& s : v) w.item(level + 1), w.string(s);
+  w.close(']', level, v.empty());
+}
+
+void write_rule(Writer& w, const model::Rule& r, int level) {
+  const auto& m = r.match;
+  w.open('{', level);
+  if (r.counters) w.key("counters", level + 1), write_counters(w, *r.counters, level + 1);
+  w.key("match", level + 1);
+  {
+    const int ml = level + 1;
+    w.open('{', ml);
+    const bool empty = m.comment.empty() && !m.destination && m.dport.empty() && m.modules.empty() &&
+                       m.protocol.empty() && !m.source;
+    if (!m.comment.empty()) w.key("comment", ml + 1), w.string(m.comment);
+    if (m.destination) w.key("destination", ml + 1), write_prefix(w, *m.destination, ml + 1);
+    if (!m.dport.empty()) {
+      w.key("dport", ml + 1), w.string(m.dport);
+      if (m.dport_negated) w.key("dport_negated", ml + 1), w.boolean(true);
+    }
+    if (!m.modules.empty()) w.key("modules", ml + 1), write_strings(w, m.modules, ml + 1);
+    if (!m.protocol.empty()) {
+      w.key("protocol", ml + 1), w.string(m.protocol);
+      if (m.protocol_negated) w.key("protocol_negated", ml + 1), w.boolean(true);
+    }
+    if (m.source) w.key("source", ml + 1), write_prefix(w, *m.source, ml + 1);
+    w.close('}', ml, empty);
+  }
+  w.key("position", level + 1), w.number(uint64_t{r.position});
+  if (r.undecoded) w.key("raw", level + 1), w.string(r.raw);
+  if (!r.target.empty()) w.key("target", level + 1), w.string(r.target);
+  if (!r.target_args.empty()) w.key("target_args", level + 1), w.string(r.target_args);
+  if (r.undecoded) w.key("undecoded", level + 1), w.boolean(true);
+  w.key("verdict_kind", level + 1), w.string(r.verdict_kind);
+  w.close('}', level, false);
+}
+
+void write_chain(Writer& w, const model::Chain& c, int level) {
+  w.open('{', level);
+  if (c.base) {
+    const int bl = level + 1;
+    w.key("base", bl);
+    w.open('{', bl);
+    w.key("hook", bl + 1), w.string(c.base->hook);
+    w.key("policy", bl + 1), w.string(c.base->policy);
+    w.key("priority", bl + 1), w.number(int64_t{c.base->priority});
+    w.key("type", bl + 1), w.string(c.base->type);
+    w.close('}', bl, false);
+  }
+  w.key("name", level + 1), w.string(c.name);
+  if (c.policy_counters) w.key("policy_counters", level + 1), write_counters(w, *c.policy_counters, level + 1);
+  w.key("rule_count", level + 1), w.number(c.rule_count);
+  w.key("rules", level + 1);
+  w.open('[', level + 1);
+  for (const auto& r : c.rules) w.item(level + 2), write_rule(w, r, level + 2);
+  w.close(']', level + 1, c.rules.empty());
+  w.key("rules_recorded", level + 1), w.boolean(c.rules_recorded);
+  w.close('}', level, false);
+}
+
+void write_set(Writer& w, const model::NftSet& s, int level) {
+  w.open('{', level);
+  w.key("comment", level + 1), w.string(s.comment);
+  w.key("data_type", level + 1), w.string(s.data_type);
+  w.key("element_count", level + 1), w.number(s.element_count);
+  w.key("elements", level + 1);
+  w.open('[', level + 1);
+  for (const auto& e : s.elements) {
+    const int el = level + 2;
+    w.item(el);
+    w.open('{', el);
+    if (!e.comment.empty()) w.key("comment", el + 1), w.string(e.comment);
+    w.key("key", el + 1), w.string(e.key);
+    if (!e.value.empty()) w.key("value", el + 1), w.string(e.value);
+    w.close('}', el, false);
+  }
+  w.close(']', level + 1, s.elements.empty());
+  w.key("elements_recorded", level + 1), w.boolean(s.elements_recorded);
+  w.key("is_map", level + 1), w.boolean(s.is_map);
+  w.key("key_type", level + 1), write_strings(w, s.key_type, level + 1);
+  w.key("name", level + 1), w.string(s.name);
+  w.close('}', level, false);
+}
+
+void write_table(Writer& w, const model::Table& t, int level) {
+  w.open('{', level);
+  w.key("backend", level + 1), w.string(model::to_string(t.backend));
+  w.key("chains", level + 1);
+  w.open('[', level + 1);
+  for (const auto& c : t.chains) w.item(level + 2), write_chain(w, c, level + 2);
+  w.close(']', level + 1, t.chains.empty());
+  w.key("family", level + 1), w.string(t.family);
+  w.key("name", level + 1), w.string(t.name);
+  w.key("sets", level + 1);
+  w.open('[', level + 1);
+  for (const auto& s : t.sets) w.item(level + 2), write_set(w, s, level + 2);
+  w.close(']', level + 1, t.sets.empty());
+  w.close('}', level, false);
+}
+
+}  // namespace
+
+void write_snapshot_stream(const model::Snapshot& s, std::FILE* out) {
+  // Everything but the tables through the model's own JSON form, so no field
+  // is spelled twice; the tables go where its empty "tables" array is.
+  model::Snapshot rest;
+  rest.schema = s.schema;
+  rest.node = s.node;
+  rest.netfilter.collected = s.netfilter.collected;
+  rest.netfilter.collection = s.netfilter.collection;
+  rest.ebpf = s.ebpf;
+  rest.unavailable = s.unavailable;
+  const std::string text = model::to_json(rest).dump(1);
+  const std::string marker = "\n  \"tables\": []";
+  const size_t at = text.find(marker);
+  if (at == std::string::npos || text.find(marker, at + 1) != std::string::npos) {
+    throw std::runtime_error("snapshot JSON has no unique netfilter tables slot");
+  }
+  Writer w(out);
+  w.raw(std::string_view(text).substr(0, at));
+  w.raw("\n  \"tables\": ");
+  w.open('[', 2);
+  for (const auto& t : s.netfilter.tables) w.item(3), write_table(w, t, 3);
+  w.close(']', 2, s.netfilter.tables.empty());
+  w.raw(std::string_view(text).substr(at + marker.size()));
+  w.raw("\n");
+  w.flush();
+}
+
+void save_snapshot_streamed(const model::Snapshot& s, const std::string& path) {
+  if (path == "-") {
+    try {
+      write_snapshot_stream(s, stdout);
+      if (std::fflush(stdout) != 0) throw std::runtime_error(std::strerror(errno));
+    } catch (const std::runtime_error& e) {
+      throw SystemError("writing the snapshot to stdout", errno ? errno : EIO);
+    }
+    return;
+  }
+  std::string tmp = path + ".tmp.XXXXXX";
+  const int fd = mkstemp(tmp.data());
+  if (fd < 0) throw InputError(path, 0, std::string("cannot create output file: ") + std::strerror(errno));
+  std::unique_ptr<std::FILE, decltype(&std::fclose)> f(fdopen(fd, "w"), std::fclose);
+  if (!f) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw InputError(path, 0, std::string("cannot write output file: ") + std::strerror(err));
+  }
+  static constexpr size_t kBuffer = 1 << 20;
+  std::setvbuf(f.get(), nullptr, _IOFBF, kBuffer);
+  try {
+    write_snapshot_stream(s, f.get());
+    if (std::fflush(f.get()) != 0) throw std::runtime_error(std::strerror(errno));
+    ::fchmod(fileno(f.get()), 0644);  // as model::write_file_atomically
+    if (std::fclose(f.release()) != 0) throw std::runtime_error(std::strerror(errno));
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error(std::strerror(errno));
+  } catch (const std::runtime_error& e) {
+    const int err = errno ? errno : EIO;
+    f.reset();
+    ::unlink(tmp.c_str());
+    throw InputError(path, 0, std::string("cannot write output file: ") + std::strerror(err));
+  }
+}
+
+}  // namespace dpscope::cli

@@ -1,0 +1,110 @@
+// The streamed snapshot writer of `dpscope snapshot` writes exactly the bytes
+// model::save_snapshot writes (to_json(s).dump(1)), so live files stay
+// byte-comparable and no field is lost on the fast path.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "cli/snapshot_stream.h"
+#include "model/json.h"
+
+namespace dpscope::cli {
+namespace {
+
+model::Snapshot populated() {
+  model::Snapshot s;
+  s.node = {"node-1", "6.1.0", "live", "netns:dps-x", "2026-11-30T00:00:00Z", "0.1.0", {}};
+  s.netfilter.collected = true;
+  s.netfilter.collection.nft_generation = 42;
+  s.netfilter.collection.nft_retries = 2;
+  model::Table t;
+  t.backend = model::Backend::IptablesNft;
+  t.family = "ip";
+  t.name = "nat";
+  model::Chain base;
+  base.name = "PREROUTING";
+  base.base = model::BaseChain{"prerouting", "nat", -100, "ACCEPT"};
+  base.policy_counters = model::Counters{1, 2};
+  model::Rule r;
+  r.position = 1;
+  r.match.source = model::Prefix{"10.0.0.0/8", true};
+  r.match.destination = model::Prefix{"172.30.0.41/32", false};
+  r.match.protocol = "tcp";
+  r.match.protocol_negated = true;
+  r.match.dport = "80";
+  r.match.dport_negated = true;
+  r.match.comment = "ns1/svc1:p80 \"quoted\" \\ tab\t nl\n bell\x07 caf\xC3\xA9";
+  r.match.modules = {"comment", "tcp"};
+  r.verdict_kind = "target";
+  r.target = "DNAT";
+  r.target_args = "--to-destination 10.180.0.1:80";
+  r.counters = model::Counters{123, 4567};
+  base.rules.push_back(r);
+  model::Rule bare;
+  bare.position = 2;
+  base.rules.push_back(bare);
+  model::Rule odd;
+  odd.position = 3;
+  odd.undecoded = true;
+  odd.raw = "[ ct load state => reg 1 ]";
+  odd.verdict_kind = "verdict";
+  odd.target = "DROP";
+  base.rules.push_back(odd);
+  base.rule_count = 3;
+  t.chains.push_back(base);
+  model::Chain empty;
+  empty.name = "KUBE-EMPTY";
+  t.chains.push_back(empty);
+  s.netfilter.tables.push_back(t);
+  model::Table kp;
+  kp.backend = model::Backend::Nftables;
+  kp.family = "ip";
+  kp.name = "kube-proxy";
+  model::NftSet set;
+  set.name = "service-ips";
+  set.is_map = true;
+  set.key_type = {"ipv4_addr", "inet_proto", "inet_service"};
+  set.data_type = "verdict";
+  set.comment = "ClusterIP";
+  set.elements = {{"172.30.0.41 . tcp . 80", "goto service-X", "ns1/svc1"}, {"1.2.3.4 . tcp . 80", "", ""}};
+  set.element_count = 2;
+  set.elements_recorded = true;
+  kp.sets.push_back(set);
+  kp.sets.push_back(model::NftSet{});
+  s.netfilter.tables.push_back(kp);
+  s.netfilter.tables.push_back(model::Table{});
+  s.unavailable.push_back({"ebpf", "EPERM on BPF_PROG_GET_NEXT_ID", 1, "needs CAP_SYS_ADMIN"});
+  return s;
+}
+
+std::string streamed(const model::Snapshot& s) {
+  char* data = nullptr;
+  size_t size = 0;
+  std::FILE* f = open_memstream(&data, &size);
+  write_snapshot_stream(s, f);
+  std::fclose(f);
+  std::string out(data, size);
+  std::free(data);
+  return out;
+}
+
+TEST(SnapshotStream, SameBytesAsModelJson) {
+  const model::Snapshot s = populated();
+  EXPECT_EQ(streamed(s), model::to_json(s).dump(1) + "\n");
+}
+
+TEST(SnapshotStream, EmptySnapshotAndNoTables) {
+  model::Snapshot s;
+  EXPECT_EQ(streamed(s), model::to_json(s).dump(1) + "\n");
+}
+
+TEST(SnapshotStream, InvalidUtf8BecomesReplacementCharacter) {
+  model::Snapshot s = populated();
+  s.netfilter.tables[0].chains[0].rules[0].match.comment = "bad \xFF byte";
+  const auto parsed = nlohmann::json::parse(streamed(s));
+  EXPECT_EQ(parsed["netfilter"]["tables"][0]["chains"][0]["rules"][0]["match"]["comment"], "bad \xEF\xBF\xBD byte");
+}
+
+}  // namespace
+}  // namespace dpscope::cli
