@@ -404,6 +404,23 @@ std::string capability_hint(int err, const char* what) {
   return std::string(errno_name(err)) + " on " + what;
 }
 
+// Objects GET_NEXT_ID listed but that could not be opened for a reason other
+// than vanishing (ENOENT): reported, so a count is never silently short.
+struct Skipped {
+  uint64_t count = 0;
+  int error = 0;
+  void note(int err) {
+    if (err == ENOENT) return;
+    ++count;
+    error = err;
+  }
+  void report(model::Snapshot& snapshot, const std::string& section, const char* what) const {
+    if (!count) return;
+    snapshot.unavailable.push_back({section, std::to_string(count) + " " + what + " could not be opened or read", error,
+                                    error == EPERM ? "needs CAP_SYS_ADMIN: run as root" : ""});
+  }
+};
+
 }  // namespace
 
 std::vector<std::string> mounts_of_type(const std::string& fstype) {
@@ -458,12 +475,16 @@ void collect(model::Snapshot& snapshot, const Options& options) {
   const BootClock clock;
   BtfCache btfs;
   const bool stats_on = stats_enabled();
+  Skipped skipped_progs, skipped_maps, skipped_links;
   int err = for_each_id(bpf_prog_get_next_id, [&](uint32_t id) {
     if (auto p = describe_prog(id, clock, btfs, stats_on)) {
       if (auto it = pins.progs.find(p->id); it != pins.progs.end()) p->pinned = it->second;
       out.programs.push_back(std::move(*p));
+    } else {
+      skipped_progs.note(errno);
     }
   });
+  skipped_progs.report(snapshot, "ebpf.programs", "programs");
   if (err) {
     snapshot.unavailable.push_back({"ebpf", "BPF_PROG_GET_NEXT_ID failed", err, capability_hint(err, "BPF_PROG_GET_NEXT_ID")});
     return;
@@ -473,7 +494,10 @@ void collect(model::Snapshot& snapshot, const Options& options) {
   std::vector<DumpedMap> service_maps;
   err = for_each_id(bpf_map_get_next_id, [&](uint32_t id) {
     auto r = describe_map(id);
-    if (!r) return;
+    if (!r) {
+      skipped_maps.note(errno);
+      return;
+    }
     if (auto it = pins.maps.find(r->meta.id); it != pins.maps.end()) r->meta.pinned = it->second;
     const bool wanted = options.decode_services && (cilium::wants(r->meta) || calico::wants(r->meta));
     ReadLimits limits;
@@ -490,6 +514,7 @@ void collect(model::Snapshot& snapshot, const Options& options) {
     if (wanted) service_maps.push_back({r->meta, std::move(entries)});
     out.maps.push_back(std::move(r->meta));
   });
+  skipped_maps.report(snapshot, "ebpf.maps", "maps");
   if (err) {
     snapshot.unavailable.push_back({"ebpf", "BPF_MAP_GET_NEXT_ID failed", err, capability_hint(err, "BPF_MAP_GET_NEXT_ID")});
     return;
@@ -499,8 +524,11 @@ void collect(model::Snapshot& snapshot, const Options& options) {
     if (auto l = describe_link(id)) {
       if (auto it = pins.links.find(l->id); it != pins.links.end()) l->pinned = it->second;
       out.links.push_back(std::move(*l));
+    } else {
+      skipped_links.note(errno);
     }
   });
+  skipped_links.report(snapshot, "ebpf.links", "links");
   if (err) {
     snapshot.unavailable.push_back({"ebpf.links", "BPF_LINK_GET_NEXT_ID failed", err,
                                     err == EINVAL ? "kernel older than 5.8 has no link enumeration"
