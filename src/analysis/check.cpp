@@ -1,0 +1,171 @@
+#include "analysis/check.h"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+namespace dpscope::analysis {
+
+namespace {
+
+std::string join(const std::vector<std::string>& v, size_t max = 8) {
+  std::string out;
+  for (size_t i = 0; i < v.size() && i < max; ++i) out += (i ? ", " : "") + v[i];
+  if (v.size() > max) out += ", ... (" + std::to_string(v.size() - max) + " more)";
+  return out;
+}
+
+std::string count(uint64_t n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// Addresses in kube-proxy's nftables service-ips maps ("10.96.0.1 . tcp . 443").
+std::set<std::string> nft_service_addresses(const model::Snapshot& s) {
+  std::set<std::string> out;
+  for (const auto& t : s.netfilter.tables) {
+    if (t.backend != model::Backend::Nftables || t.name != "kube-proxy") continue;
+    for (const auto& set : t.sets) {
+      if (set.name != "service-ips") continue;
+      for (const auto& e : set.elements) out.insert(e.key.substr(0, e.key.find(' ')));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> kube_proxy_chain_names(const model::Snapshot& s) {
+  std::set<std::string> names;
+  for (const auto& t : s.netfilter.tables) {
+    if (t.backend == model::Backend::Nftables) continue;
+    for (const auto& c : t.chains) {
+      if (!c.base && family_of(c.name, false).owner == "kube-proxy") names.insert(c.name);
+    }
+  }
+  return {names.begin(), names.end()};
+}
+
+void need_section(const Availability& a, const std::string& section, const std::string& why, CheckResult& r) {
+  if (a.unavailable) {
+    r.problems.push_back({"section-unavailable", section + " could not be read (" + a.reason + "), so " + why +
+                                                     " cannot be checked"});
+  } else if (!a.collected) {
+    r.problems.push_back({"section-missing", "the snapshot has no " + section + " section, so " + why +
+                                                 " cannot be checked"});
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& check_expectations() {
+  static const std::vector<std::string> kExpect = {"kube-proxy-free", "kube-proxy-iptables", "kube-proxy-nftables"};
+  return kExpect;
+}
+
+std::vector<std::string> double_programmed(const model::Snapshot& s) {
+  std::set<std::string> netfilter_ips;
+  auto a = analyze(s);
+  for (const auto& ip : a.netfilter.service_ips) netfilter_ips.insert(ip);
+  for (const auto& ip : nft_service_addresses(s)) netfilter_ips.insert(ip);
+  std::set<std::string> both;
+  for (const auto& svc : s.ebpf.services) {
+    for (const auto& f : svc.frontends) {
+      if (netfilter_ips.count(f.address)) both.insert(f.address);
+    }
+  }
+  return {both.begin(), both.end()};
+}
+
+CheckResult check(const model::Snapshot& s, const std::string& expect) {
+  const auto& known = check_expectations();
+  if (std::find(known.begin(), known.end(), expect) == known.end()) {
+    throw std::invalid_argument("unknown expectation '" + expect + "' (kube-proxy-free, kube-proxy-iptables, "
+                                "kube-proxy-nftables)");
+  }
+  CheckResult r;
+  r.expect = expect;
+  r.node = s.node.name;
+  NodeAnalysis a = analyze(s);
+  r.mode = a.mode.id;
+  const auto& n = a.netfilter;
+  need_section(n.availability, "netfilter", "kube-proxy's rules", r);
+  for (const auto& i : n.availability.incomplete) {
+    r.problems.push_back({"section-unavailable", "part of netfilter could not be read (" + i + ")"});
+  }
+
+  // Both iptables backends holding rules: two rule sets the kernel runs, one of
+  // them usually forgotten.
+  if (n.legacy_rules > 0 && n.iptables_nft_rules > 0) {
+    r.problems.push_back({"mixed-backends", "rules in both iptables backends: " +
+                                                count(n.iptables_nft_rules, "rule", "rules") + " in iptables-nft and " +
+                                                count(n.legacy_rules, "rule", "rules") + " in iptables-legacy"});
+  } else if (n.availability.usable()) {
+    r.passed.push_back("only one iptables backend holds rules");
+  }
+
+  std::vector<std::string> dup = double_programmed(s);
+  if (!dup.empty()) {
+    r.problems.push_back({"double-programmed", count(dup.size(), "service address is", "service addresses are") +
+                                                   " programmed both in netfilter and in an eBPF service map: " +
+                                                   join(dup)});
+  }
+
+  bool stale_iptables = n.kube_svc_chains + n.kube_sep_chains + n.kube_services_rules > 0;
+  std::string iptables_objects = count(n.kube_svc_chains, "KUBE-SVC chain", "KUBE-SVC chains") + ", " +
+                                 count(n.kube_sep_chains, "KUBE-SEP chain", "KUBE-SEP chains") + ", " +
+                                 count(n.kube_services_rules, "rule", "rules") + " in KUBE-SERVICES";
+
+  if (expect == "kube-proxy-free") {
+    if (stale_iptables) {
+      r.problems.push_back({"stale-kube-proxy-iptables", "kube-proxy iptables rules are still installed: " +
+                                                             iptables_objects});
+    } else if (n.availability.usable()) {
+      r.passed.push_back("no KUBE-SVC, KUBE-SEP or KUBE-SERVICES rules");
+    }
+    auto chains = kube_proxy_chain_names(s);
+    if (!chains.empty() && !stale_iptables) {
+      r.problems.push_back({"stale-kube-proxy-chains", count(chains.size(), "kube-proxy chain is", "kube-proxy chains are") +
+                                                           " left (empty ones included): " + join(chains)});
+    }
+    if (n.kube_proxy_nft.present) {
+      r.problems.push_back({"orphan-kube-proxy-nft-table", "nftables table " + join(n.kube_proxy_nft.tables) +
+                                                               " is left with " +
+                                                               count(n.kube_proxy_nft.services, "service-ips element",
+                                                                     "service-ips elements")});
+    }
+    need_section(a.ebpf.availability, "eBPF", "the replacement's service map", r);
+    if (a.ebpf.availability.usable()) {
+      uint64_t frontends = 0;
+      for (const auto& l : a.ebpf.lb) frontends += l.frontends;
+      if (frontends == 0) {
+        r.problems.push_back({"no-ebpf-service-map", "no eBPF service map with frontends (Cilium or Calico) was "
+                                                     "found: nothing replaces kube-proxy on this node"});
+      } else {
+        r.passed.push_back(count(frontends, "frontend", "frontends") + " in the eBPF service map");
+      }
+    }
+  } else if (expect == "kube-proxy-iptables") {
+    if (n.availability.usable() && n.kube_services_rules == 0) {
+      r.problems.push_back({"kube-proxy-missing", "KUBE-SERVICES has no rules: kube-proxy's iptables rules are "
+                                                  "not installed"});
+    } else if (n.availability.usable()) {
+      r.passed.push_back("kube-proxy iptables rules present: " + iptables_objects);
+    }
+    if (n.kube_proxy_nft.present) {
+      r.problems.push_back({"orphan-kube-proxy-nft-table", "nftables table " + join(n.kube_proxy_nft.tables) +
+                                                               " exists next to the iptables rules"});
+    }
+  } else {  // kube-proxy-nftables
+    if (n.availability.usable() && !n.kube_proxy_nft.present) {
+      r.problems.push_back({"kube-proxy-missing", "no nftables table ip/ip6 kube-proxy"});
+    } else if (n.kube_proxy_nft.present) {
+      r.passed.push_back("nftables table " + join(n.kube_proxy_nft.tables) + " with " +
+                         count(n.kube_proxy_nft.services, "service-ips element", "service-ips elements"));
+    }
+    if (stale_iptables) {
+      r.problems.push_back({"stale-kube-proxy-iptables", "iptables rules of kube-proxy's iptables mode are left: " +
+                                                             iptables_objects});
+    }
+  }
+  return r;
+}
+
+}  // namespace dpscope::analysis

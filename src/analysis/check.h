@@ -1,0 +1,36 @@
+// Migration gate: does a node match the dataplane it is supposed to run?
+// Read-only; it only lists problems.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analysis/analysis.h"
+
+namespace dpscope::analysis {
+
+struct Problem {
+  std::string id;       // stable: "stale-kube-proxy-iptables", "mixed-backends", "orphan-kube-proxy-nft-table",
+                        // "double-programmed", "no-ebpf-service-map", "section-unavailable", ...
+  std::string message;  // a plain sentence
+};
+
+struct CheckResult {
+  std::string expect;                 // "kube-proxy-free" | "kube-proxy-iptables" | "kube-proxy-nftables"
+  std::string node;
+  std::string mode;                   // detected mode id
+  std::vector<Problem> problems;
+  std::vector<std::string> passed;    // what was checked and found right, as sentences
+  bool ok() const { return problems.empty(); }
+};
+
+const std::vector<std::string>& check_expectations();
+
+// Throws std::invalid_argument for an unknown expectation.
+CheckResult check(const model::Snapshot& s, const std::string& expect);
+
+// Service addresses programmed both in netfilter (iptables service-IP rules,
+// nft service-ips elements) and in an eBPF service map, sorted.
+std::vector<std::string> double_programmed(const model::Snapshot& s);
+
+}  // namespace dpscope::analysis
