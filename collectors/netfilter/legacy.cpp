@@ -9,7 +9,8 @@
 #include <cstring>
 #include <cstdio>
 #include <memory>
-#include <map>
+#include <string_view>
+#include <unordered_map>
 #include <stdexcept>
 
 #include "collectors/netfilter/xt.h"
@@ -73,16 +74,18 @@ Entry read_entry(int af, const uint8_t* blob, size_t off) {
 
 static_assert(IP6T_INV_SRCIP == IPT_INV_SRCIP && IP6T_INV_DSTIP == IPT_INV_DSTIP);
 
-std::string target_name(const Entry& e) {
+std::string_view target_name(const Entry& e) {
   const auto* t = reinterpret_cast<const xt_entry_target*>(e.base + e.target_offset);
-  return std::string(t->u.user.name, strnlen(t->u.user.name, sizeof t->u.user.name));
+  return std::string_view(t->u.user.name, strnlen(t->u.user.name, sizeof t->u.user.name));
 }
 
 }  // namespace
 
 model::Table parse_legacy_table(int af, const LegacyTableInfo& info, const uint8_t* blob, size_t size) {
   std::vector<Entry> entries;
-  std::map<size_t, size_t> index_of;  // offset -> entry index
+  entries.reserve(info.num_entries);
+  std::unordered_map<size_t, size_t> index_of;  // offset -> entry index
+  index_of.reserve(info.num_entries);
   const size_t header = af == AF_INET6 ? sizeof(ip6t_entry) : sizeof(ipt_entry);
   for (size_t off = 0; off < size;) {
     if (off + header > size) throw std::runtime_error("entry header runs past the table");
@@ -109,7 +112,7 @@ model::Table parse_legacy_table(int af, const LegacyTableInfo& info, const uint8
     bool builtin;
   };
   std::vector<Start> starts;
-  std::map<size_t, std::string> chain_at;  // jump offset -> chain name
+  std::unordered_map<size_t, std::string> chain_at;  // jump offset -> chain name
   for (int h = 0; h < 5; ++h) {
     if (!(info.valid_hooks & (1u << h))) continue;
     auto it = index_of.find(info.hook_entry[h]);
@@ -154,11 +157,11 @@ model::Table parse_legacy_table(int af, const LegacyTableInfo& info, const uint8
   for (const Start& s : starts) {
     model::Chain& chain = table.chains[s.chain];
     for (size_t i = s.entry; i < entries.size() && !chain_end[i]; ++i) {
-      const Entry& e = entries[i];
+      Entry& e = entries[i];
       if (target_name(e) == XT_ERROR_TARGET) break;
       model::Rule rule;
       rule.position = static_cast<uint32_t>(chain.rules.size() + 1);
-      rule.match = e.match;
+      rule.match = std::move(e.match);  // each entry belongs to one chain
       rule.counters = model::Counters{e.packets, e.bytes};
       bool decoded = true;
       for (size_t m = e.header; m < e.target_offset;) {
@@ -174,7 +177,7 @@ model::Table parse_legacy_table(int af, const LegacyTableInfo& info, const uint8
         m += em->u.match_size;
       }
       const auto* t = reinterpret_cast<const xt_entry_target*>(e.base + e.target_offset);
-      const std::string tname = target_name(e);
+      const std::string_view tname = target_name(e);
       if (tname.empty()) {  // XT_STANDARD_TARGET
         int verdict = 0;
         std::memcpy(&verdict, t->data, sizeof verdict);

@@ -20,6 +20,9 @@ struct Options {
   bool rules = false;
   // Worker threads (one netlink socket each) for the per-chain rule dumps; 0: cores + 1.
   unsigned threads = 0;
+  // Benchmark floor: do the same per-chain rule dumps but only count the
+  // messages (no decoding, rules_recorded = false).
+  bool receive_only = false;
 };
 
 // Collects the netfilter section in the namespace of `options.netns`. The

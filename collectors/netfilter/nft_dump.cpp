@@ -285,7 +285,7 @@ int dump_sets(NlSocket& sock, Attempt& a, const std::map<std::pair<uint8_t, std:
   });
 }
 
-int dump_rules(NlSocket& sock, Attempt& a, ChainInfo& chain, bool iptables) {
+int dump_rules(NlSocket& sock, Attempt& a, ChainInfo& chain, bool iptables, bool receive_only) {
   char req[MNL_SOCKET_BUFFER_SIZE];
   nlmsghdr* nlh = nftnl_nlmsg_build_hdr(req, NFT_MSG_GETRULE, chain.family, NLM_F_DUMP, sock.next_seq());
   mnl_attr_put_strz(nlh, NFTA_RULE_TABLE, chain.table_name.c_str());
@@ -293,6 +293,17 @@ int dump_rules(NlSocket& sock, Attempt& a, ChainInfo& chain, bool iptables) {
   const RuleDecodeOptions opts{chain.family, iptables};
   auto& rules = chain.chain.rules;
   rules.clear();
+  if (receive_only) {
+    uint64_t count = 0;
+    const int err = sock.talk(nlh, [&](const nlmsghdr* m) {
+      a.check(m);
+      ++count;
+      return MNL_CB_OK;
+    });
+    chain.chain.rule_count = count;
+    chain.chain.rules_recorded = false;
+    return err;
+  }
   return sock.talk(nlh, [&](const nlmsghdr* m) {
     a.check(m);
     model::Rule rule = decode_nft_rule(m, opts);
@@ -386,7 +397,7 @@ void dump_contents(Attempt& a, const Options& options, const std::vector<bool>& 
       int err = 0;
       if (i < a.chains.size()) {
         ChainInfo& c = a.chains[i];
-        err = dump_rules(sock, a, c, iptables_table[c.table]);
+        err = dump_rules(sock, a, c, iptables_table[c.table], options.receive_only);
       } else {
         SetInfo& s = a.sets[i - a.chains.size()];
         if (s.read_elements) err = dump_elements(sock, a, s);
@@ -474,7 +485,7 @@ NftDump dump_nftables(const Options& options) {
             auto base = model::iptables_base_chain(t.name, c.chain.name, policy);
             if (base) c.chain.base = *base;
           }
-          c.chain.rule_count = c.chain.rules.size();
+          if (c.chain.rules_recorded) c.chain.rule_count = c.chain.rules.size();
           t.chains.push_back(std::move(c.chain));
         }
         if (ipt) {

@@ -51,6 +51,7 @@ struct SnapshotSettings {
   bool no_ebpf = false;
   bool quiet = false;
   unsigned threads = 0;
+  bool receive_only = false;
   std::string output;
 };
 
@@ -111,6 +112,7 @@ int run_snapshot(const SnapshotSettings& settings) {
   nf.netns = settings.netns;
   nf.rules = settings.rules;
   nf.threads = settings.threads;
+  nf.receive_only = settings.receive_only;
   bpf::Options bpf_options;
   bpf_options.netns = settings.netns;
   std::optional<HostEnv> host;
@@ -147,6 +149,9 @@ void register_snapshot(CLI::App& app, Runner& run) {
   sub->add_flag("--no-ebpf", settings->no_ebpf, "Skip the eBPF section (it is then absent, not unavailable)");
   sub->add_option("--threads", settings->threads, "Netlink sockets/threads for the per-chain rule dumps (0: cores + 1)")
       ->check(CLI::Range(0u, 64u));
+  sub->add_flag("--bench-receive-only", settings->receive_only,
+                "Benchmark floor: the per-chain rule dumps without decoding (rules counted, not recorded)")
+      ->group("");  // hidden: for bench/run.sh
   sub->add_flag("-q,--quiet", settings->quiet, "No progress summary on stderr");
   sub->add_option("-o,--output", settings->output, "Output file, or - for stdout")->required();
   sub->callback([&run, settings] { run = [settings] { return run_snapshot(*settings); }; });
