@@ -82,4 +82,4 @@ chmod 755 "$tmp/bin/dpscope"
 rm -rf "$out"
 mv "$tmp" "$out"
 trap - EXIT
-echo "bundle: $out ($(du -sh "$out" | cut -f1), $(echo "$libs" | wc -w) libraries + $interp)" >&2
+echo "bundle: $out ($(du -sh "$out" | cut -f1), $(printf '%s\n' $all | grep -vcx "$interp") libraries + $interp)" >&2
