@@ -109,6 +109,42 @@ INSTANTIATE_TEST_SUITE_P(
                       "fixtures/upstream/kube-proxy-nftables/knftables-fake-kubeproxy-ipv4-example.golden.nft",
                       "fixtures/upstream/kube-proxy-nftables/knftables-fake-kubeproxy-ipv6-example.golden.nft"));
 
+// IPv6 on both backends: prefixes, negation, multiport, ipv6-icmp, goto, REJECT/DNAT/MASQUERADE arguments.
+TEST(NetfilterLive, Ip6tablesBothBackends) {
+  DPS_REQUIRE_ROOT();
+  Netns ns("nf-ip6");
+  TempDir dir;
+  write_text(dir.file("v6.txt"), R"(*filter
+:INPUT ACCEPT [0:0]
+:FORWARD DROP [0:0]
+:OUTPUT ACCEPT [0:0]
+:KUBE-SERVICES - [0:0]
+-A INPUT -s fd00::/64 -d fd00:1::5/128 -p tcp -m tcp --dport 443 -m comment --comment "v6 svc" -j ACCEPT
+-A INPUT ! -s 2001:db8::/32 -p udp -m multiport --dports 53,5353 -j DROP
+-A INPUT -p ipv6-icmp -j ACCEPT
+-A INPUT -p tcp -m tcp ! --dport 22 -j REJECT --reject-with icmp6-port-unreachable
+-A FORWARD -g KUBE-SERVICES
+COMMIT
+*nat
+:PREROUTING ACCEPT [0:0]
+:INPUT ACCEPT [0:0]
+:OUTPUT ACCEPT [0:0]
+:POSTROUTING ACCEPT [0:0]
+-A PREROUTING -d fd00:1::5/128 -p tcp -m tcp --dport 80 -j DNAT --to-destination [fd00:2::7]:8080
+-A POSTROUTING -j MASQUERADE --random-fully
+COMMIT
+)");
+  ns.sh("ip6tables-nft-restore < " + dir.file("v6.txt") + " && ip6tables-legacy-restore < " + dir.file("v6.txt"));
+  const model::Snapshot live = nf::live_snapshot(ns, dir);
+  const nf::ToolView view = nf::tool_view(ns, dir);
+  nf::expect_same_netfilter(live, view.imported);
+  EXPECT_EQ(nf::live_rule_counts(live, Backend::IptablesNft, "ip6"), nf::save_rule_counts(view.nft6_save));
+  EXPECT_EQ(nf::live_rule_counts(live, Backend::IptablesLegacy, "ip6"), nf::save_rule_counts(view.legacy6_save));
+  const model::Table* nat = model::find_table(live, Backend::IptablesLegacy, "ip6", "nat");
+  ASSERT_NE(nat, nullptr);
+  EXPECT_EQ(model::find_chain(*nat, "PREROUTING")->rules.at(0).target_args, "--to-destination [fd00:2::7]:8080");
+}
+
 // A generated 1,000-service x 5-endpoint node in all three forms at once.
 TEST(NetfilterLive, GeneratedThousandServicesAllBackends) {
   DPS_REQUIRE_ROOT();
