@@ -48,7 +48,7 @@ std::vector<std::string> ids(const json& result) {
   return out;
 }
 
-TEST(Check, CleanReplacementNodePasses) {
+TEST(CheckGate, CleanReplacementNodePasses) {
   auto o = check(cilium_node(), "kube-proxy-free");
   EXPECT_EQ(o.exit_code, 0);
   EXPECT_TRUE(o.result["ok"]);
@@ -56,7 +56,7 @@ TEST(Check, CleanReplacementNodePasses) {
   EXPECT_EQ(o.result["detected_mode"], "cilium-kpr");
 }
 
-TEST(Check, KubeProxyNodeIsNotKubeProxyFree) {
+TEST(CheckGate, KubeProxyNodeIsNotKubeProxyFree) {
   auto r = run({dpscope_bin(), "check", source_path("fixtures/snapshots/kind-kube-proxy.json"), "--expect",
                 "kube-proxy-free"});
   EXPECT_EQ(r.exit_code, 1);
@@ -67,7 +67,7 @@ TEST(Check, KubeProxyNodeIsNotKubeProxyFree) {
   EXPECT_EQ(ok.exit_code, 0) << ok.out;
 }
 
-TEST(Check, KubeProxyLeftoversFail) {
+TEST(CheckGate, KubeProxyLeftoversFail) {
   json snap = cilium_node();
   auto& nat = table(snap, "iptables-nft", "nat");
   for (const char* name : {"KUBE-SERVICES", "KUBE-SVC-KDFSL4OQJO7CGXMY", "KUBE-SEP-M6HIKCVIDQCC5X5Y", "KUBE-NODEPORTS"}) {
@@ -80,7 +80,7 @@ TEST(Check, KubeProxyLeftoversFail) {
             std::string::npos);
 }
 
-TEST(Check, EmptyKubeProxyChainsAreLeftoversToo) {
+TEST(CheckGate, EmptyKubeProxyChainsAreLeftoversToo) {
   json snap = cilium_node();
   auto& filter = table(snap, "iptables-nft", "filter");
   filter["chains"].push_back(chain("KUBE-PROXY-FIREWALL"));
@@ -90,7 +90,7 @@ TEST(Check, EmptyKubeProxyChainsAreLeftoversToo) {
   EXPECT_EQ(ids(o.result), std::vector<std::string>{"stale-kube-proxy-chains"});
 }
 
-TEST(Check, MixedBackendsFail) {
+TEST(CheckGate, MixedBackendsFail) {
   json snap = cilium_node();
   auto& legacy = table(snap, "iptables-legacy", "filter");
   json rule = {{"match", json::object()}, {"verdict_kind", "verdict"}, {"target", "ACCEPT"}};
@@ -106,7 +106,7 @@ TEST(Check, MixedBackendsFail) {
       << o.result.dump(2);
 }
 
-TEST(Check, DoubleProgrammedServiceFails) {
+TEST(CheckGate, DoubleProgrammedServiceFails) {
   json snap = cilium_node();
   auto& nat = table(snap, "iptables-nft", "nat");
   json rule = {{"match", {{"destination", {{"cidr", "10.96.225.41/32"}, {"negated", false}}}, {"protocol", "tcp"},
@@ -125,7 +125,7 @@ TEST(Check, DoubleProgrammedServiceFails) {
   }
 }
 
-TEST(Check, OrphanNftablesTableFails) {
+TEST(CheckGate, OrphanNftablesTableFails) {
   json snap = cilium_node();
   auto& kp = table(snap, "nftables", "kube-proxy");
   kp["chains"].push_back(chain("services"));
@@ -135,7 +135,7 @@ TEST(Check, OrphanNftablesTableFails) {
   EXPECT_EQ(ids(o.result), std::vector<std::string>{"orphan-kube-proxy-nft-table"});
 }
 
-TEST(Check, MissingEbpfSectionCannotPassAReplacementGate) {
+TEST(CheckGate, MissingEbpfSectionCannotPassAReplacementGate) {
   json snap = cilium_node();
   snap.erase("ebpf");
   auto o = check(snap, "kube-proxy-free");
@@ -146,7 +146,7 @@ TEST(Check, MissingEbpfSectionCannotPassAReplacementGate) {
   EXPECT_EQ(ids(u.result), std::vector<std::string>{"section-unavailable"});
 }
 
-TEST(Check, BadUsageExitsTwo) {
+TEST(CheckGate, BadUsageExitsTwo) {
   auto r = run({dpscope_bin(), "check", source_path("fixtures/snapshots/kind-cilium-kpr.json"), "--expect", "ipvs"});
   EXPECT_EQ(r.exit_code, 2);
   auto m = run({dpscope_bin(), "check", "/nonexistent.json", "--expect", "kube-proxy-free"});

@@ -44,7 +44,7 @@ model::Snapshot with_tables(std::vector<model::Table> tables) {
   return s;
 }
 
-TEST(ChainFamilies, FirstMatchWinsAndBuiltinsAreSeparate) {
+TEST(AnalysisChainFamilies, FirstMatchWinsAndBuiltinsAreSeparate) {
   EXPECT_EQ(family_of("KUBE-SVC-NPX46M4PTMTKRN6Y", false).id, "KUBE-SVC");
   EXPECT_EQ(family_of("KUBE-SEP-TZIJFREXNRATSEY2", false).id, "KUBE-SEP");
   EXPECT_EQ(family_of("KUBE-SERVICES", false).id, "KUBE-SERVICES");
@@ -64,7 +64,7 @@ TEST(ChainFamilies, FirstMatchWinsAndBuiltinsAreSeparate) {
   EXPECT_EQ(family_of("IP-MASQ", false).id, "other");
 }
 
-TEST(SingleAddress, OnlyHostPrefixes) {
+TEST(AnalysisSingleAddress, OnlyHostPrefixes) {
   EXPECT_EQ(single_address("10.96.0.1/32"), "10.96.0.1");
   EXPECT_EQ(single_address("fd00:10:96::1/128"), "fd00:10:96::1");
   EXPECT_EQ(single_address("10.96.0.1"), "10.96.0.1");
@@ -73,7 +73,7 @@ TEST(SingleAddress, OnlyHostPrefixes) {
   EXPECT_EQ(single_address("fd00::1/32"), std::nullopt);  // /32 is not one IPv6 address
 }
 
-TEST(Netfilter, CountsRulesChainsAndServiceIpsPerTable) {
+TEST(AnalysisNetfilter, CountsRulesChainsAndServiceIpsPerTable) {
   auto s = with_tables({
       table(Backend::IptablesNft, "ip", "nat",
             {chain("PREROUTING", {rule_to("0.0.0.0/0", "KUBE-SERVICES")}, true),
@@ -109,7 +109,7 @@ TEST(Netfilter, CountsRulesChainsAndServiceIpsPerTable) {
   EXPECT_EQ(a.mode.id, "kube-proxy-iptables");
 }
 
-TEST(Netfilter, CountOnlyChainsUseRuleCount) {
+TEST(AnalysisNetfilter, CountOnlyChainsUseRuleCount) {
   auto c = chain("KUBE-SERVICES");
   c.rules_recorded = false;
   c.rule_count = 20000;
@@ -120,7 +120,7 @@ TEST(Netfilter, CountOnlyChainsUseRuleCount) {
   EXPECT_EQ(a.mode.id, "kube-proxy-iptables");
 }
 
-TEST(Mode, KubeletChainsAloneAreNotKubeProxy) {
+TEST(AnalysisMode, KubeletChainsAloneAreNotKubeProxy) {
   auto s = with_tables({
       table(Backend::IptablesNft, "ip", "filter",
             {chain("KUBE-FIREWALL", {rule_to("127.0.0.0/8", "DROP")}), chain("KUBE-KUBELET-CANARY")}),
@@ -134,14 +134,14 @@ TEST(Mode, KubeletChainsAloneAreNotKubeProxy) {
   EXPECT_NE(a.mode.evidence.front().find("kubelet"), std::string::npos);
 }
 
-TEST(Mode, CiliumChainsWithoutKubeProxyAndWithoutEbpfAreInferredKpr) {
+TEST(AnalysisMode, CiliumChainsWithoutKubeProxyAndWithoutEbpfAreInferredKpr) {
   auto a = analyze(with_tables({table(Backend::IptablesNft, "ip", "filter",
                                       {chain("CILIUM_INPUT"), chain("KUBE-FIREWALL")})}));
   EXPECT_EQ(a.mode.id, "cilium-kpr");
   EXPECT_NE(a.mode.evidence.back().find("inferred"), std::string::npos);
 }
 
-TEST(Mode, CiliumServiceMapDecides) {
+TEST(AnalysisMode, CiliumServiceMapDecides) {
   model::Snapshot s = with_tables({});
   s.ebpf.collected = true;
   model::LbServices lb;
@@ -156,7 +156,7 @@ TEST(Mode, CiliumServiceMapDecides) {
   EXPECT_EQ(a.ebpf.lb_of("cilium")->frontend_addresses, (std::vector<std::string>{"10.96.0.1"}));
 }
 
-TEST(Mode, KubeProxyNftablesFromTheKubeProxyTable) {
+TEST(AnalysisMode, KubeProxyNftablesFromTheKubeProxyTable) {
   model::Table t = table(Backend::Nftables, "ip", "kube-proxy",
                          {chain("nat-prerouting", {}, true), chain("services"),
                           chain("service-ULMVA6XW-ns1/svc1/tcp/p80"), chain("service-42NFTM6N-ns2/svc2/tcp/p80"),
@@ -185,7 +185,7 @@ TEST(Mode, KubeProxyNftablesFromTheKubeProxyTable) {
   EXPECT_EQ(a.mode.id, "kube-proxy-nftables");
 }
 
-TEST(Mode, IpvsAndMixed) {
+TEST(AnalysisMode, IpvsAndMixed) {
   auto ipvs = analyze(with_tables({table(Backend::IptablesNft, "ip", "nat",
                                          {chain("KUBE-SERVICES", {rule_to("0.0.0.0/0", "KUBE-MARK-MASQ")}),
                                           chain("KUBE-LOAD-BALANCER"), chain("KUBE-NODE-PORT")})}));
@@ -196,7 +196,7 @@ TEST(Mode, IpvsAndMixed) {
   EXPECT_EQ(mixed.mode.id, "mixed");
 }
 
-TEST(Mode, NothingCollectedIsUnknown) {
+TEST(AnalysisMode, NothingCollectedIsUnknown) {
   model::Snapshot s;
   s.unavailable.push_back({"netfilter", "cannot open netlink socket", 1, "run as root"});
   auto a = analyze(s);
@@ -205,7 +205,7 @@ TEST(Mode, NothingCollectedIsUnknown) {
   EXPECT_NE(a.netfilter.availability.reason.find("cannot open netlink socket (run as root)"), std::string::npos);
 }
 
-TEST(Availability, ChildSectionMakesParentIncomplete) {
+TEST(AnalysisAvailability, ChildSectionMakesParentIncomplete) {
   auto s = with_tables({});
   s.unavailable.push_back({"netfilter.iptables-legacy", "ip_tables module not loaded", 0, ""});
   auto a = analyze(s);
@@ -216,7 +216,7 @@ TEST(Availability, ChildSectionMakesParentIncomplete) {
   EXPECT_FALSE(a.ebpf.availability.unavailable);
 }
 
-TEST(Ebpf, OwnersByNamePinAndMapUse) {
+TEST(AnalysisEbpf, OwnersByNamePinAndMapUse) {
   model::Snapshot s;
   s.ebpf.collected = true;
   auto map = [](uint32_t id, std::string name, uint64_t mem, std::vector<std::string> pins = {}) {

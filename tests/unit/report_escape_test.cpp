@@ -13,7 +13,7 @@ namespace {
 
 const std::string kEvil = "a|b`c`<script>alert(1)</script>\n-A X\x1b[31mred\x1b[0m\r\t\x7f\xc2\x9b" "2J &\"'";
 
-TEST(Escape, TextHasNoControlCharacters) {
+TEST(ReportEscape, TextHasNoControlCharacters) {
   std::string t = escape_text(kEvil);
   for (unsigned char c : t) {
     EXPECT_TRUE(c >= 0x20 && c != 0x7f) << "control byte " << int(c) << " in " << t;
@@ -24,7 +24,7 @@ TEST(Escape, TextHasNoControlCharacters) {
   EXPECT_EQ(t.find('\n'), std::string::npos);
 }
 
-TEST(Escape, MarkdownCannotBreakATableOrInjectHtml) {
+TEST(ReportEscape, MarkdownCannotBreakATableOrInjectHtml) {
   std::string m = escape_markdown(kEvil);
   EXPECT_EQ(m.find("<script>"), std::string::npos);
   EXPECT_NE(m.find("&lt;script&gt;"), std::string::npos);
@@ -39,7 +39,7 @@ TEST(Escape, MarkdownCannotBreakATableOrInjectHtml) {
   EXPECT_EQ(m.find('\x1b'), std::string::npos);
 }
 
-TEST(Escape, HtmlEntities) {
+TEST(ReportEscape, HtmlEntities) {
   std::string h = escape_html(kEvil);
   EXPECT_EQ(h.find('<'), std::string::npos);
   EXPECT_EQ(h.find('>'), std::string::npos);
@@ -50,7 +50,7 @@ TEST(Escape, HtmlEntities) {
   EXPECT_EQ(h.find('\x1b'), std::string::npos);
 }
 
-TEST(Escape, CsvOneQuotedField) {
+TEST(ReportEscape, CsvOneQuotedField) {
   std::string c = escape_csv(kEvil);
   ASSERT_GE(c.size(), 2u);
   EXPECT_EQ(c.front(), '"');
@@ -89,7 +89,7 @@ model::Snapshot snapshot_named(const std::string& text) {
   return s;
 }
 
-TEST(Escape, EveryRendererIsInert) {
+TEST(ReportEscape, EveryRendererIsInert) {
   model::Snapshot evil = snapshot_named(kEvil);
   model::Snapshot plain = snapshot_named("plain");
   Comparison cmp = compare({{"", "a.json", &evil}, {"", "b.json", &evil}});
@@ -113,7 +113,7 @@ TEST(Escape, EveryRendererIsInert) {
   EXPECT_EQ(j["sides"][0]["label"], kEvil);
 }
 
-TEST(Report, UnavailableIsNeverZero) {
+TEST(ReportCells, UnavailableIsNeverZero) {
   model::Snapshot bad;
   bad.unavailable.push_back({"netfilter", "EPERM reading the ruleset", 1, "run as root"});
   bad.unavailable.push_back({"ebpf", "EPERM on BPF_PROG_GET_NEXT_ID", 1, "needs CAP_SYS_ADMIN"});
@@ -141,7 +141,7 @@ TEST(Report, UnavailableIsNeverZero) {
   EXPECT_NE(text.find("unavailable (EPERM reading the ruleset (run as root))"), std::string::npos);
 }
 
-TEST(Report, IncompleteNumbersAreMarked) {
+TEST(ReportCells, IncompleteNumbersAreMarked) {
   model::Snapshot s;
   s.netfilter.collected = true;
   s.unavailable.push_back({"netfilter.iptables-legacy", "no ip_tables", 0, ""});
