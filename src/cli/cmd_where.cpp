@@ -1,19 +1,78 @@
-// Placeholder: replaced by the implementation of `dpscope where`.
+// dpscope where IP[:PORT] SNAPSHOT...: every place a service address is
+// programmed on each node: rules, nft map elements, eBPF LB frontends/backends.
 #include <iostream>
+#include <memory>
 
+#include "analysis/analysis.h"
+#include "analysis/where.h"
 #include "cli/commands.h"
+#include "model/json.h"
+#include "reports/where_render.h"
 #include "util/error.h"
 
 namespace dpscope::cli {
 
+namespace {
+
+struct WhereArgs {
+  std::vector<std::string> positional;  // IP[:PORT] then snapshots
+  std::string format = "text";
+  std::string output;
+};
+
+std::string section_state(const analysis::Availability& a, const std::string& name) {
+  if (a.unavailable) return name + ": unavailable (" + a.reason + ")";
+  if (!a.collected) return name + ": not collected";
+  return {};
+}
+
+int run_where(const WhereArgs& a) {
+  if (a.positional.size() < 2) throw UsageError("where: expected IP[:PORT] and at least one snapshot");
+  analysis::AddressQuery q;
+  try {
+    q = analysis::parse_address_query(a.positional[0]);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("where: ") + e.what());
+  }
+  reports::Format format;
+  try {
+    format = reports::format_from_string(a.format);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("where: ") + e.what());
+  }
+  std::vector<reports::WhereNode> nodes;
+  for (size_t i = 1; i < a.positional.size(); ++i) {
+    model::Snapshot s = model::load_snapshot(a.positional[i]);
+    auto an = analysis::analyze(s);
+    reports::WhereNode n;
+    n.label = s.node.name.empty() ? a.positional[i] : s.node.name;
+    n.source = a.positional[i];
+    n.places = analysis::find_address(s, q);
+    // "nowhere" only means something for the sections that were read.
+    for (auto st : {section_state(an.netfilter.availability, "netfilter"), section_state(an.ebpf.availability, "ebpf")}) {
+      if (!st.empty()) n.not_searched.push_back(st);
+    }
+    nodes.push_back(std::move(n));
+  }
+  std::string text = reports::render_where(a.positional[0], nodes, format);
+  if (a.output.empty() || a.output == "-") {
+    std::cout << text;
+    std::cout.flush();
+  } else {
+    model::write_file_atomically(a.output, text);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
 void register_where(CLI::App& app, Runner& run) {
-  auto* sub = app.add_subcommand("where", "(not yet implemented)");
-  sub->callback([&run] {
-    run = [] {
-      std::cerr << "dpscope where: not implemented yet\n";
-      return kExitInternal;
-    };
-  });
+  auto args = std::make_shared<WhereArgs>();
+  auto* sub = app.add_subcommand("where", "Where one service address is programmed, per node and dataplane");
+  sub->add_option("address_and_snapshots", args->positional, "IP[:PORT] followed by snapshot files")->required();
+  sub->add_option("--format", args->format, "text | markdown | json | csv")->capture_default_str();
+  sub->add_option("-o,--output", args->output, "write the result to FILE instead of stdout");
+  sub->callback([args, &run] { run = [args] { return run_where(*args); }; });
 }
 
 }  // namespace dpscope::cli

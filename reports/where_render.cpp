@@ -1,0 +1,50 @@
+#include "reports/where_render.h"
+
+#include <nlohmann/json.hpp>
+
+#include "reports/escape.h"
+
+namespace dpscope::reports {
+
+std::string render_where(const std::string& query, const std::vector<WhereNode>& nodes, Format f) {
+  if (f == Format::Json) {
+    nlohmann::json jn = nlohmann::json::array();
+    for (const auto& n : nodes) {
+      nlohmann::json places = nlohmann::json::array();
+      for (const auto& p : n.places) {
+        places.push_back({{"dataplane", p.dataplane}, {"where", p.where}, {"field", p.field}, {"detail", p.detail}});
+      }
+      jn.push_back({{"node", n.label}, {"source", n.source}, {"places", places}, {"not_searched", n.not_searched}});
+    }
+    return nlohmann::json{{"schema", "dpscope.where/v1"}, {"query", query}, {"nodes", jn}}.dump(2, ' ', true) + "\n";
+  }
+  if (f == Format::Csv) {
+    std::string out = "\"node\",\"dataplane\",\"where\",\"field\",\"detail\"\r\n";
+    for (const auto& n : nodes) {
+      for (const auto& p : n.places) {
+        out += escape_csv(n.label) + "," + escape_csv(p.dataplane) + "," + escape_csv(p.where) + "," +
+               escape_csv(p.field) + "," + escape_csv(p.detail) + "\r\n";
+      }
+    }
+    return out;
+  }
+  bool md = f == Format::Markdown;
+  auto esc = [md](const std::string& s) { return md ? escape_markdown(s) : escape_text(s); };
+  std::string out = md ? "## dpscope where " + esc(query) + "\n" : "dpscope where " + esc(query) + "\n";
+  for (const auto& n : nodes) {
+    out += md ? "\n### " + esc(n.label) + "\n\n" : "\n" + esc(n.label) + " (" + esc(n.source) + ")\n";
+    if (n.places.empty()) out += md ? "- programmed nowhere\n" : "  programmed nowhere\n";
+    if (md && !n.places.empty()) out += "| dataplane | where | field | detail |\n|---|---|---|---|\n";
+    for (const auto& p : n.places) {
+      if (md) {
+        out += "| " + esc(p.dataplane) + " | " + esc(p.where) + " | " + esc(p.field) + " | " + esc(p.detail) + " |\n";
+      } else {
+        out += "  " + esc(p.dataplane) + "  " + esc(p.where) + "  [" + esc(p.field) + "]  " + esc(p.detail) + "\n";
+      }
+    }
+    for (const auto& s : n.not_searched) out += (md ? "- not searched: " : "  not searched: ") + esc(s) + "\n";
+  }
+  return out;
+}
+
+}  // namespace dpscope::reports

@@ -1,0 +1,132 @@
+#include "analysis/where.h"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "analysis/analysis.h"
+
+namespace dpscope::analysis {
+
+namespace {
+
+bool valid_ip(const std::string& s) {
+  unsigned char buf[16];
+  return inet_pton(AF_INET, s.c_str(), buf) == 1 || inet_pton(AF_INET6, s.c_str(), buf) == 1;
+}
+
+uint16_t parse_port(const std::string& p, const std::string& text) {
+  if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos || std::stoul(p) > 65535) {
+    throw std::invalid_argument("'" + text + "': bad port '" + p + "'");
+  }
+  return static_cast<uint16_t>(std::stoul(p));
+}
+
+// "--to-destination 10.244.1.2:80" names ADDR (and PORT) when a token is ADDR,
+// ADDR:PORT or [ADDR]:PORT.
+bool args_name(const std::string& args, const AddressQuery& q) {
+  size_t pos = 0;
+  while (pos < args.size()) {
+    size_t end = args.find(' ', pos);
+    std::string tok = args.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    pos = end == std::string::npos ? args.size() : end + 1;
+    if (tok == q.address || tok == "[" + q.address + "]") return !q.port;
+    for (const std::string& host : {q.address, "[" + q.address + "]"}) {
+      if (tok.rfind(host + ":", 0) == 0) {
+        std::string port = tok.substr(host.size() + 1);
+        return !q.port || port == std::to_string(*q.port) || port.find('-') != std::string::npos;
+      }
+    }
+  }
+  return false;
+}
+
+bool port_ok(const std::string& dport, const AddressQuery& q) {
+  return !q.port || dport.empty() || dport == std::to_string(*q.port);
+}
+
+}  // namespace
+
+AddressQuery parse_address_query(const std::string& text) {
+  AddressQuery q;
+  if (!text.empty() && text.front() == '[') {
+    auto close = text.find(']');
+    if (close == std::string::npos) throw std::invalid_argument("'" + text + "': missing ]");
+    q.address = text.substr(1, close - 1);
+    if (close + 1 < text.size()) {
+      if (text[close + 1] != ':') throw std::invalid_argument("'" + text + "': expected :PORT after ]");
+      q.port = parse_port(text.substr(close + 2), text);
+    }
+  } else if (std::count(text.begin(), text.end(), ':') == 1) {
+    q.address = text.substr(0, text.find(':'));
+    q.port = parse_port(text.substr(text.find(':') + 1), text);
+  } else {
+    q.address = text;
+  }
+  if (!valid_ip(q.address)) throw std::invalid_argument("'" + text + "' is not an IP address (IP, IP:PORT, [IPv6]:PORT)");
+  return q;
+}
+
+std::vector<Place> find_address(const model::Snapshot& s, const AddressQuery& q) {
+  std::vector<Place> out;
+  for (const auto& t : s.netfilter.tables) {
+    const std::string backend = model::to_string(t.backend);
+    for (const auto& c : t.chains) {
+      for (const auto& r : c.rules) {
+        std::string field;
+        auto is_addr = [&](const std::optional<model::Prefix>& p) {
+          return p && !p->negated && single_address(p->cidr) == q.address;
+        };
+        if (is_addr(r.match.destination) && port_ok(r.match.dport, q)) {
+          field = "destination";
+        } else if (is_addr(r.match.source)) {
+          field = "source";
+        } else if (args_name(r.target_args, q)) {
+          field = r.target + " target";
+        }
+        if (field.empty()) continue;
+        std::string detail = r.verdict_kind == "none" ? "(no target)" : "-> " + r.target;
+        if (!r.target_args.empty()) detail += " " + r.target_args;
+        if (!r.match.comment.empty()) detail += "  /* " + r.match.comment + " */";
+        out.push_back({backend, t.family + " " + t.name + " " + c.name + " #" + std::to_string(r.position), field,
+                       detail});
+      }
+    }
+    for (const auto& set : t.sets) {
+      for (const auto& e : set.elements) {
+        // nft prints concatenations as "10.96.0.1 . tcp . 443".
+        std::vector<std::string> parts;
+        for (size_t p = 0; p <= e.key.size();) {
+          size_t d = e.key.find(" . ", p);
+          parts.push_back(e.key.substr(p, d == std::string::npos ? std::string::npos : d - p));
+          if (d == std::string::npos) break;
+          p = d + 3;
+        }
+        bool key_match = !parts.empty() && parts.front() == q.address &&
+                         (!q.port || parts.size() < 3 || parts.back() == std::to_string(*q.port));
+        bool value_match = e.value.find(q.address) != std::string::npos;
+        if (!key_match && !value_match) continue;
+        out.push_back({backend, t.family + " " + t.name + " " + (set.is_map ? "map " : "set ") + set.name,
+                       key_match ? "map key" : "map value", e.key + (e.value.empty() ? "" : " : " + e.value)});
+      }
+    }
+  }
+  for (const auto& svc : s.ebpf.services) {
+    for (const auto& f : svc.frontends) {
+      if (f.address != q.address || (q.port && f.port != *q.port)) continue;
+      out.push_back({svc.dataplane, "service " + std::to_string(f.service_id), "frontend",
+                     f.address + ":" + std::to_string(f.port) + "/" + f.protocol + " " + f.type + ", " +
+                         std::to_string(f.backends) + " backend" + (f.backends == 1 ? "" : "s")});
+    }
+    for (const auto& b : svc.backends) {
+      if (b.address != q.address || (q.port && b.port != *q.port)) continue;
+      out.push_back({svc.dataplane, "backend " + std::to_string(b.id), "backend",
+                     b.address + ":" + std::to_string(b.port) + "/" + b.protocol +
+                         (b.state.empty() ? "" : " (" + b.state + ")")});
+    }
+  }
+  return out;
+}
+
+}  // namespace dpscope::analysis

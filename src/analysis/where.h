@@ -1,0 +1,31 @@
+// Where is one service address programmed on a node? Every rule, nft map
+// element and eBPF LB entry that names it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/snapshot.h"
+
+namespace dpscope::analysis {
+
+struct AddressQuery {
+  std::string address;            // "10.96.0.1", "fd00::1"
+  std::optional<uint16_t> port;   // only entries for this port (entries without a port still match)
+};
+
+// "10.96.0.1", "10.96.0.1:443", "[fd00::1]:443", "fd00::1". Throws
+// std::invalid_argument on anything else.
+AddressQuery parse_address_query(const std::string& text);
+
+struct Place {
+  std::string dataplane;   // "iptables-nft", "iptables-legacy", "nftables", "cilium", "calico"
+  std::string where;       // "ip nat KUBE-SERVICES #3", "map service-ips", "frontend", "backend"
+  std::string field;       // "destination", "source", "DNAT target", "map key", "map value", "frontend", "backend"
+  std::string detail;      // the rule / element / entry in short
+};
+
+std::vector<Place> find_address(const model::Snapshot& s, const AddressQuery& q);
+
+}  // namespace dpscope::analysis
