@@ -120,16 +120,33 @@ int run_snapshot(const SnapshotSettings& settings) {
     host = resolve_host_env(HostProbe{"/host", "/proc", getenv("NODE_NAME") ? getenv("NODE_NAME") : ""});
     apply_host_env(*host, nf, bpf_options);
     for (const auto& note : host->notes) std::cerr << "dpscope: " << note << "\n";
+  } else if (settings.netns.empty() && is_kubectl_debug(probe_pod_signals(HostProbe{}))) {
+    std::cerr << "dpscope: note: this looks like a kubectl-debug node pod (node root at /host, host PID "
+                 "namespace): add --host to snapshot the node itself (its bpffs pins, its name)\n";
   }
   // Fail on a missing namespace before any collection starts.
   if (!nf.netns.empty()) netfilter::open_netns(nf.netns);
 
+  // DPSCOPE_TIMING=1: phase times on stderr (bench/run.sh, BENCHMARKS.md).
+  const bool timing = getenv("DPSCOPE_TIMING") != nullptr;
+  auto t0 = std::chrono::steady_clock::now();
+  auto phase = [&](const char* name) {
+    if (!timing) return;
+    const auto now = std::chrono::steady_clock::now();
+    std::cerr << "dpscope: timing: " << name << " "
+              << std::chrono::duration<double>(now - t0).count() << " s\n";
+    t0 = now;
+  };
   netfilter::collect(snapshot, nf);
+  phase("netfilter");
   if (!settings.no_ebpf) bpf::collect(snapshot, bpf_options);
+  phase("ebpf");
   if (host) finish_host_snapshot(*host, snapshot);
   model::canonicalize(snapshot);
+  phase("canonicalize");
   if (!settings.quiet) report_progress(snapshot);
   save_snapshot_streamed(snapshot, settings.output);
+  phase("write");
   return snapshot.unavailable.empty() ? kExitOk : kExitIncomplete;
 }
 

@@ -210,6 +210,20 @@ TEST_F(HostPod, SnapshotsTheNodeFromASimulatedDebugPod) {
   EXPECT_EQ(r.err.find("is not the same directory as PID 1's root"), std::string::npos) << r.err;
 }
 
+TEST_F(HostPod, SuggestsHostWhenRunInADebugPodWithoutIt) {
+  DPS_REQUIRE_ROOT();
+  Netns node_netns("hostpod-plain");
+  TempDir dir;
+  std::string pod = make_bundle(dir, "pod-root");
+  fs::create_directory(pod + "/host");
+  std::string host = make_host_root(dir);
+  RunResult r = in_pod(pod, host, node_netns, "", {"snapshot", "--no-ebpf", "-o", "-"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  model::Snapshot s = model::from_json_text(r.out, "stdout of dpscope in the pod");
+  EXPECT_EQ(s.node.environment, "host");
+  EXPECT_NE(r.err.find("add --host to snapshot the node itself"), std::string::npos) << r.err;
+}
+
 TEST_F(HostPod, RefusesWithoutTheHostPidNamespace) {
   // A pod without hostPID: its command is PID 1, the node's namespaces are out of reach.
   DPS_REQUIRE_ROOT();
