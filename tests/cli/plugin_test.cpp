@@ -323,6 +323,49 @@ TEST_F(Plugin, CollectReadsTheDaemonSetPodsLogs) {
   EXPECT_TRUE(calls_with("debug").empty());
 }
 
+// packaging/dpscope-once, the DaemonSet's PID 1: runs the command once, says
+// how it ended as its last stderr line, then stays up until SIGTERM.
+TEST(DpscopeOnce, RunsOnceReportsTheExitCodeAndWaitsForTerm) {
+  TempDir dir;
+  RunResult cc = run({"cc", "-static", "-O2", "-Wall", "-Wextra", "-Werror", "-o", dir.file("dpscope-once"),
+                      source_path("packaging/dpscope-once.c")});
+  ASSERT_EQ(cc.exit_code, 0) << cc.err;
+  // timeout exits 124 only when it had to send the signal: dpscope-once was still up.
+  RunResult r = run({"timeout", "-s", "TERM", "1", dir.file("dpscope-once"), "/bin/sh", "-c",
+                     "echo '{\"json\": 1}'; echo 'dpscope: note' >&2; exit 3"});
+  EXPECT_EQ(r.exit_code, 124) << r.err;
+  EXPECT_EQ(r.out, "{\"json\": 1}\n");
+  EXPECT_EQ(r.err, "dpscope: note\ndpscope-once: /bin/sh exited 3\n");
+  RunResult missing = run({"timeout", "-s", "TERM", "1", dir.file("dpscope-once"), dir.file("no-such-binary")});
+  EXPECT_EQ(missing.exit_code, 124);
+  EXPECT_TRUE(contains(missing.err, "dpscope-once: " + dir.file("no-such-binary") + " exited 127")) << missing.err;
+  EXPECT_EQ(run({dir.file("dpscope-once")}).exit_code, 2);
+}
+
+// The manifest and `kubectl dpscope collect` agree, and the manifest asks for
+// what --host needs and no more write access than that.
+TEST(DaemonSetManifest, MatchesWhatCollectAndHostModeExpect) {
+  std::string yaml = read_text(source_path("packaging/daemonset.yaml"));
+  for (const char* needed : {
+           "kind: DaemonSet", "namespace: dpscope",          // collect's default namespace
+           "app.kubernetes.io/name: dpscope",                  // collect's default selector
+           "hostPID: true",                                    // PID 1 is the node's init
+           "- /usr/local/bin/dpscope-once\n            - /usr/local/bin/dpscope\n            - snapshot\n"
+           "            - --host\n            - -o\n            - \"-\"",
+           "name: dpscope\n          image:",                  // container name collect reads (-c dpscope)
+           "mountPath: /host\n              readOnly: true",   // host root, read-only
+           "path: /\n",                                        // ... of the whole node
+           "fieldPath: spec.nodeName",                          // NODE_NAME
+           "- operator: Exists",                                // every node
+       }) {
+    EXPECT_TRUE(contains(yaml, needed)) << "packaging/daemonset.yaml lacks: " << needed;
+  }
+  std::string plugin = read_text(source_path("packaging/kubectl-dpscope"));
+  EXPECT_TRUE(contains(plugin, "sel=${selector:-app.kubernetes.io/name=dpscope}"));
+  EXPECT_TRUE(contains(plugin, "DPS_NAMESPACE=${DPS_NAMESPACE:-dpscope}"));
+  EXPECT_TRUE(contains(plugin, "kc logs \"$pod\" -c dpscope"));
+}
+
 TEST_F(Plugin, DISABLED_CompareWorksOnTwoCollectedClusters) {
   nodes("w1\nw2\n");
   set_snapshot(snapshot_with_chains(3));
