@@ -10,7 +10,9 @@
 # and peak RSS (/usr/bin/time -f '%e %M') over BENCH_RUNS interleaved runs.
 #
 #   bench/run.sh [BUILD_DIR]
-#   BENCH_SIZES="1000 5000 20000" BENCH_NFT_SIZES="1000 5000" BENCH_RUNS=5 BENCH_ENDPOINTS=5
+#   BENCH_SIZES="1000 5000 20000" BENCH_NFT_SIZES="1000 5000" BENCH_RUNS=5 BENCH_ENDPOINTS=5 BENCH_BPF=1
+# (loading 20k services takes minutes per backend, and iptables-nft-save 1.8.9
+# alone takes minutes at 20k here: the whole run is ~30 min; BENCH_SIZES="1000 5000" for a quick one.)
 # Needs root. Prints a Markdown table; also written to $BENCH_OUT (default bench/results.md).
 set -eu
 build=${1:-build}
@@ -35,11 +37,11 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
+# Sets $ns (not in a subshell, so the cleanup trap knows every namespace).
 new_ns() {
   ns=dps-bench-$$-$1
   ip netns add "$ns"
   namespaces="$namespaces $ns"
-  echo "$ns"
 }
 
 # measure LABEL CMD...: appends "LABEL wall_s rss_kb" to $work/samples
@@ -96,12 +98,12 @@ echo "bench: $(nproc) cores, kernel $(uname -r), runs=$runs, endpoints=$endpoint
 : >"$work/table"
 for n in $sizes; do
   "$gen" iptables "$n" "$endpoints" >"$work/rules.ipt"
-  ns=$(new_ns "ipt$n")
+  new_ns "ipt$n"
   echo "bench: loading $n services into iptables-nft ($ns)" >&2
   ip netns exec "$ns" iptables-nft-restore <"$work/rules.ipt"
   bench_ns iptables-nft "$n" "$ns" iptables-save iptables-nft-save
   ip netns del "$ns"
-  ns=$(new_ns "leg$n")
+  new_ns "leg$n"
   echo "bench: loading $n services into iptables-legacy ($ns)" >&2
   ip netns exec "$ns" iptables-legacy-restore <"$work/rules.ipt"
   bench_ns legacy "$n" "$ns" iptables-legacy-save iptables-legacy-save
@@ -109,7 +111,7 @@ for n in $sizes; do
 done
 for n in $nft_sizes; do
   "$gen" nftables "$n" "$endpoints" >"$work/rules.nft"
-  ns=$(new_ns "nft$n")
+  new_ns "nft$n"
   echo "bench: loading $n services into nftables ($ns)" >&2
   ip netns exec "$ns" nft -f "$work/rules.nft"
   bench_ns nftables "$n" "$ns" "nft -j list ruleset" nft -j list ruleset
@@ -125,3 +127,9 @@ done
 } >"$out"
 echo
 cat "$out"
+
+# The eBPF section's own benchmark (issue 4), when built: BENCH_BPF=0 skips it.
+if [ "${BENCH_BPF:-1}" != 0 ] && [ -x "$here/bench/bpf_bench.sh" ]; then
+  echo
+  "$here/bench/bpf_bench.sh" "$build" || echo "bench: bpf_bench.sh exited $? (see above)" >&2
+fi

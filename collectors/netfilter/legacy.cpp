@@ -9,7 +9,12 @@
 #include <cstring>
 #include <cstdio>
 #include <memory>
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <mutex>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <stdexcept>
 
@@ -154,7 +159,9 @@ model::Table parse_legacy_table(int af, const LegacyTableInfo& info, const uint8
     if (target_name(entries[i]) == XT_ERROR_TARGET) chain_end[i - 1] = true;
   }
 
-  for (const Start& s : starts) {
+  // Chains decode independently (each entry belongs to one chain): spread
+  // them over a few threads, as the nf_tables side spreads its dumps.
+  auto walk_chain = [&](const Start& s) {
     model::Chain& chain = table.chains[s.chain];
     for (size_t i = s.entry; i < entries.size() && !chain_end[i]; ++i) {
       Entry& e = entries[i];
@@ -212,7 +219,27 @@ model::Table parse_legacy_table(int af, const LegacyTableInfo& info, const uint8
       chain.rules.push_back(std::move(rule));
     }
     chain.rule_count = chain.rules.size();
-  }
+  };
+  std::atomic<size_t> next{0};
+  std::mutex failure_mutex;
+  std::exception_ptr failure;
+  auto work = [&] {
+    try {
+      for (size_t k = next++; k < starts.size(); k = next++) walk_chain(starts[k]);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      next = starts.size();
+    }
+  };
+  constexpr size_t kEntriesPerThread = 20000;  // below that a thread costs more than it saves
+  const size_t wanted = std::min<size_t>({entries.size() / kEntriesPerThread + 1, 4,
+                                          std::max(1u, std::thread::hardware_concurrency())});
+  std::vector<std::thread> threads;
+  for (size_t i = 1; i < wanted; ++i) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+  if (failure) std::rethrow_exception(failure);
   return table;
 }
 

@@ -36,20 +36,20 @@ class Writer {
     buf_.clear();
   }
   void indent(int level) {
-    static const std::string spaces(64, ' ');
-    raw("\n");
-    raw(std::string_view(spaces).substr(0, static_cast<size_t>(std::min(level, 64))));
+    buf_ += '\n';
+    buf_.append(static_cast<size_t>(level), ' ');
   }
   // nlohmann's escaping: ", \ and control characters; UTF-8 passes through
   // (invalid bytes become U+FFFD, where nlohmann would refuse to dump).
   void string(std::string_view s) {
-    raw("\"");
+    buf_ += '"';
     size_t start = 0;
-    auto flush = [&](size_t i) {
-      if (i > start) raw(s.substr(start, i - start));
-    };
     for (size_t i = 0; i < s.size();) {
       const auto c = static_cast<unsigned char>(s[i]);
+      if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {  // the common case: copied in runs
+        ++i;
+        continue;
+      }
       const char* esc = nullptr;
       char buf[8];
       size_t len = 1;
@@ -63,7 +63,7 @@ class Writer {
       else if (c < 0x20) {
         std::snprintf(buf, sizeof buf, "\\u%04x", c);
         esc = buf;
-      } else if (c >= 0x80) {
+      } else {
         len = utf8_length(s, i);
         if (len == 0) {
           esc = "\xEF\xBF\xBD";
@@ -71,18 +71,27 @@ class Writer {
         }
       }
       if (esc) {
-        flush(i);
-        raw(esc);
+        buf_.append(s.substr(start, i - start));
+        buf_ += esc;
         start = i + len;
       }
       i += len;
     }
-    flush(s.size());
-    raw("\"");
+    buf_.append(s.substr(start));
+    buf_ += '"';
+    if (buf_.size() >= kChunk) flush();
   }
-  void number(uint64_t v) { raw(std::to_string(v)); }
-  void number(int64_t v) { raw(std::to_string(v)); }
-  void boolean(bool v) { raw(v ? "true" : "false"); }
+  void number(uint64_t v) {
+    char b[24];
+    const int n = std::snprintf(b, sizeof b, "%llu", static_cast<unsigned long long>(v));
+    buf_.append(b, static_cast<size_t>(n));
+  }
+  void number(int64_t v) {
+    char b[24];
+    const int n = std::snprintf(b, sizeof b, "%lld", static_cast<long long>(v));
+    buf_.append(b, static_cast<size_t>(n));
+  }
+  void boolean(bool v) { buf_ += v ? "true" : "false"; }
 
   // Object/array framing with dump(1)'s layout.
   void open(char c, int level) {
@@ -90,15 +99,17 @@ class Writer {
     level_ = level;
     first_ = true;
   }
+  // Keys are our own ASCII names: no escaping needed.
   void key(std::string_view k, int level) {
-    raw(first_ ? "" : ",");
+    if (!first_) buf_ += ',';
     first_ = false;
     indent(level);
-    string(k);
-    raw(": ");
+    buf_ += '"';
+    buf_.append(k);
+    buf_ += "\": ";
   }
   void item(int level) {
-    raw(first_ ? "" : ",");
+    if (!first_) buf_ += ',';
     first_ = false;
     indent(level);
   }
