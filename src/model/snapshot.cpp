@@ -1,6 +1,7 @@
 #include "model/snapshot.h"
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 #include <tuple>
 
@@ -56,13 +57,15 @@ void canonicalize(Snapshot& s) {
     std::sort(t.chains.begin(), t.chains.end(), [](const Chain& a, const Chain& b) {
       auto key = [](const Chain& c) {
         return std::make_tuple(c.base ? 0 : 1, c.base ? hook_rank(c.base->hook) : 0,
-                               c.base ? c.base->priority : 0, c.name);
+                               c.base ? c.base->priority : 0, std::cref(c.name));  // no copy per comparison
       };
       return key(a) < key(b);
     });
     for (auto& c : t.chains) {
-      std::stable_sort(c.rules.begin(), c.rules.end(),
-                       [](const Rule& a, const Rule& b) { return a.position < b.position; });
+      auto by_position = [](const Rule& a, const Rule& b) { return a.position < b.position; };
+      if (!std::is_sorted(c.rules.begin(), c.rules.end(), by_position)) {  // collectors give them in order
+        std::stable_sort(c.rules.begin(), c.rules.end(), by_position);
+      }
     }
     std::sort(t.sets.begin(), t.sets.end(), [](const NftSet& a, const NftSet& b) { return a.name < b.name; });
     for (auto& set : t.sets) {
