@@ -7,7 +7,7 @@ PACKAGES="build-essential cmake ninja-build pkg-config
   libnftnl-dev libmnl-dev libbpf-dev libelf-dev zlib1g-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev
   clang llvm
-  iptables nftables iproute2 bpftool
+  iptables nftables iproute2 bpftool procps
   jq"
 
 missing=""
