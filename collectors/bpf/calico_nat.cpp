@@ -169,13 +169,7 @@ std::vector<model::LbServices> decode(const std::vector<DumpedMap>& maps) {
     if (by_role.count(Role::Frontends6)) decode_frontends(*by_role[Role::Frontends6], true, s, proto6);
     if (by_role.count(Role::Backends4)) decode_backends(*by_role[Role::Backends4], false, s, proto4);
     if (by_role.count(Role::Backends6)) decode_backends(*by_role[Role::Backends6], true, s, proto6);
-    std::sort(s.frontends.begin(), s.frontends.end(), [](const auto& a, const auto& b) {
-      return std::tie(a.address, a.port, a.protocol, a.type, a.scope) <
-             std::tie(b.address, b.port, b.protocol, b.type, b.scope);
-    });
-    std::sort(s.backends.begin(), s.backends.end(), [](const auto& a, const auto& b) {
-      return std::tie(a.id, a.address, a.port) < std::tie(b.id, b.address, b.port);
-    });
+    // Left in map order: model::canonicalize() sorts frontends and backends once for the snapshot.
     result.push_back(std::move(s));
   }
   return result;

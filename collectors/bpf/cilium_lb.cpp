@@ -263,12 +263,7 @@ std::vector<model::LbServices> decode(const std::vector<DumpedMap>& maps) {
       s.note = std::to_string(tally.slot_entries) + " backend slot entries, but frontends reference " +
                std::to_string(tally.referenced) + " (map updated while read?)";
     }
-    std::sort(s.frontends.begin(), s.frontends.end(), [](const auto& a, const auto& b) {
-      // The order canonicalize() keeps.
-      return std::tie(a.address, a.port, a.protocol, a.type, a.scope) <
-             std::tie(b.address, b.port, b.protocol, b.type, b.scope);
-    });
-    std::sort(s.backends.begin(), s.backends.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+    // Left in map order: model::canonicalize() sorts frontends and backends once for the snapshot.
     result.push_back(std::move(s));
   }
   return result;

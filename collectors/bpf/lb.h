@@ -2,7 +2,8 @@
 // Each names the versions whose layout it reads and refuses a map whose type or
 // key/value sizes don't match that layout (LbServices::decoded = false + note).
 // They are pure functions of map metadata and contents, so unit tests feed them
-// synthetic entries.
+// synthetic entries. Frontends and backends come in map order; model::canonicalize()
+// puts a snapshot in canonical order.
 #pragma once
 
 #include <string>

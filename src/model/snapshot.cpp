@@ -95,7 +95,10 @@ void canonicalize(Snapshot& s) {
       return std::tie(a.address, a.port, a.protocol, a.type, a.scope) <
              std::tie(b.address, b.port, b.protocol, b.type, b.scope);
     });
-    std::sort(svc.backends.begin(), svc.backends.end(), by_id);
+    // Calico backends share their service's id: address and port break the tie.
+    std::sort(svc.backends.begin(), svc.backends.end(), [](const LbBackend& a, const LbBackend& b) {
+      return std::tie(a.id, a.address, a.port) < std::tie(b.id, b.address, b.port);
+    });
   }
   std::sort(s.unavailable.begin(), s.unavailable.end(),
             [](const Unavailable& a, const Unavailable& b) { return a.section < b.section; });

@@ -38,6 +38,7 @@ model::Snapshot collect(const Scenario& sc) {
   opt.bpffs_roots = {sc.bpffs.path()};
   opt.cgroup_root = sc.cgroup.root();
   bpf::collect(snap, opt);
+  model::canonicalize(snap);
   return snap;
 }
 
@@ -192,7 +193,7 @@ TEST_F(BpfLive, DecodesCiliumAndCalicoServices) {
   for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(cilium->frontends[i], want[i]) << i;
   EXPECT_EQ(cilium->wildcard_skipped, writer.wildcards);
   auto want_backends = writer.backends;
-  std::sort(want_backends.begin(), want_backends.end(), [](auto& a, auto& b) { return a.id < b.id; });
+  std::sort(want_backends.begin(), want_backends.end(), [](auto& a, auto& b) { return a.id < b.id; });  // ids unique
   EXPECT_EQ(cilium->backends, want_backends);
   const auto surrogates = std::count_if(cilium->frontends.begin(), cilium->frontends.end(),
                                         [](const auto& f) { return f.surrogate; });

@@ -11,6 +11,14 @@ namespace {
 
 using bpf::DumpedMap;
 
+// Decoders keep map order; the snapshot's canonical order is model::canonicalize's.
+std::vector<model::LbServices> canonical(std::vector<model::LbServices> services) {
+  model::Snapshot snap;
+  snap.ebpf.services = std::move(services);
+  model::canonicalize(snap);
+  return snap.ebpf.services;
+}
+
 DumpedMap make_map(const std::string& name, const std::string& type, uint32_t key, uint32_t value,
                    const std::string& pin) {
   DumpedMap m;
@@ -92,7 +100,7 @@ TEST(CiliumLb, DecodesFrontendsBackendsWildcardsAndSurrogates) {
   add_entry(be, std::vector<uint8_t>(reinterpret_cast<uint8_t*>(&id2), reinterpret_cast<uint8_t*>(&id2) + 4), b2);
 
   ASSERT_TRUE(bpf::cilium::wants(svc.meta));
-  auto out = bpf::cilium::decode({svc, be});
+  auto out = canonical(bpf::cilium::decode({svc, be}));
   ASSERT_EQ(out.size(), 1u);
   const auto& s = out[0];
   EXPECT_TRUE(s.decoded) << s.note;
@@ -188,7 +196,7 @@ TEST(CalicoNat, DecodesFrontendsCollapsingSourceRanges) {
     memcpy(&v[4], &port, 2);
     add_entry(be, k, v);
   }
-  auto out = bpf::calico::decode({fe, be});
+  auto out = canonical(bpf::calico::decode({fe, be}));
   ASSERT_EQ(out.size(), 1u);
   const auto& s = out[0];
   EXPECT_TRUE(s.decoded) << s.note;
