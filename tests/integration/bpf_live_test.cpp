@@ -379,3 +379,36 @@ TEST_F(BpfLive, NoBpffsMeansPinsUnavailable) {
 
 }  // namespace
 }  // namespace dpscope::test
+
+namespace dpscope::test {
+namespace {
+
+// Reading is bounded: past the time budget a map is "not counted" and its
+// service map is refused, never decoded from a partial read.
+TEST_F(BpfLive, SpentReadBudgetRefusesInsteadOfGuessing) {
+  Scenario sc;
+  auto writer = sc.cilium_writer();
+  writer.add_services(1200, 2);  // well over one 4,096-entry batch
+  model::Snapshot snap;
+  bpf::Options opt;
+  opt.netns = sc.ns.name();
+  opt.bpffs_roots = {sc.bpffs.path()};
+  opt.cgroup_root = sc.cgroup.root();
+  opt.read_budget = std::chrono::milliseconds(0);
+  bpf::collect(snap, opt);
+  const uint32_t services_id = bpffix::BpfObject::id_of(sc.cilium.map_fd("cilium_lb4_services_v2"));
+  const model::BpfMap* services = by_id(snap.ebpf.maps, services_id);
+  ASSERT_NE(services, nullptr);
+  EXPECT_FALSE(services->entries.has_value());
+  EXPECT_NE(services->entries_note.find("time budget"), std::string::npos) << services->entries_note;
+  bool refused = false;
+  for (const auto& s : snap.ebpf.services) {
+    if (s.dataplane == "cilium" && std::find(s.maps.begin(), s.maps.end(), sc.globals + "/cilium_lb4_services_v2") != s.maps.end()) {
+      refused = !s.decoded && s.frontends.empty() && s.note.find("time budget") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(refused);
+}
+
+}  // namespace
+}  // namespace dpscope::test
