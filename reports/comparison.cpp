@@ -112,6 +112,71 @@ class Builder {
 
 std::string presence(uint64_t n) { return n == 0 ? "none" : "present (" + std::to_string(n) + ")"; }
 
+std::string n_of(uint64_t n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::vector<std::string> findings(const std::vector<NodeAnalysis>& nodes, const std::vector<Side>& sides) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const auto& n = nodes[i];
+    const auto& nf = n.netfilter;
+    const std::string& who = sides[i].label;
+    if (!nf.availability.usable()) {
+      out.push_back(who + ": netfilter was " + (nf.availability.unavailable ? "unavailable (" + nf.availability.reason + ")"
+                                                                              : "not collected") +
+                    ", so its rule counts are not known.");
+    } else if (nf.kube_svc_chains + nf.kube_sep_chains > 0) {
+      out.push_back(who + " programs services in iptables: " + n_of(nf.kube_svc_chains, "KUBE-SVC chain", "KUBE-SVC chains") +
+                    ", " + n_of(nf.kube_sep_chains, "KUBE-SEP chain", "KUBE-SEP chains") + " and " +
+                    n_of(nf.service_ip_rules, "service-IP rule", "service-IP rules") +
+                    " in KUBE-SERVICES; a new connection walks up to " +
+                    n_of(nf.kube_services_walk, "rule", "rules") + " there, one more for every service port.");
+    } else if (nf.kube_proxy_nft.present) {
+      out.push_back(who + " programs " + n_of(nf.kube_proxy_nft.services, "service port", "service ports") +
+                    " in kube-proxy's nftables maps: one map lookup per new connection.");
+    }
+    const auto* cil = n.ebpf.lb_of("cilium");
+    if (cil && cil->frontends > 0) {
+      out.push_back(who + " programs " + n_of(cil->frontends, "service frontend", "service frontends") + " (" +
+                    n_of(cil->backends, "backend", "backends") + ") in Cilium's eBPF service map" +
+                    (nf.service_ip_rules == 0 ? " and has no service-IP rule in iptables" : "") +
+                    ": one hash lookup per new connection, whatever the number of services.");
+    }
+    if (nf.availability.usable() && nf.kube_proxy_chains == 0 && nf.kubelet_chains > 0) {
+      out.push_back(who + "'s " + n_of(nf.kube_chains, "KUBE-* chain is", "KUBE-* chains are") +
+                    " kubelet's (KUBE-FIREWALL, KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT), not kube-proxy leftovers.");
+    }
+    if (nf.legacy_rules > 0 && nf.iptables_nft_rules > 0) {
+      out.push_back(who + " has rules in both iptables backends (" + std::to_string(nf.iptables_nft_rules) +
+                    " nft, " + std::to_string(nf.legacy_rules) + " legacy): both run, check which one is stale.");
+    }
+    if (n.ebpf.availability.usable() && n.ebpf.memlock_bytes > 0) {
+      std::string top;
+      uint64_t best = 0;
+      for (const auto& [o, st] : n.ebpf.owners) {
+        if (st.memlock_bytes > best) {
+          best = st.memlock_bytes;
+          top = o;
+        }
+      }
+      out.push_back(who + " holds " + human_bytes(n.ebpf.memlock_bytes) + " of eBPF kernel memory (" +
+                    human_bytes(best) + " " + top + "'s); kubectl top does not show it.");
+    }
+  }
+  if (nodes.size() >= 2) {
+    const auto& a = nodes[0].netfilter;
+    const auto& b = nodes[1].netfilter;
+    if (a.availability.usable() && b.availability.usable() && a.iptables_rules != b.iptables_rules) {
+      int64_t d = static_cast<int64_t>(b.iptables_rules) - static_cast<int64_t>(a.iptables_rules);
+      out.push_back("iptables rules: " + std::to_string(a.iptables_rules) + " on " + sides[0].label + ", " +
+                    std::to_string(b.iptables_rules) + " on " + sides[1].label + " (" + (d > 0 ? "+" : "") +
+                    std::to_string(d) + ").");
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Comparison compare(const std::vector<SideInput>& inputs) {
@@ -128,6 +193,13 @@ Comparison compare(const std::vector<SideInput>& inputs) {
     side.mode_label = a.mode.label;
     side.evidence = a.mode.evidence;
     for (const auto& u : in.snapshot->unavailable) side.unavailable.push_back(u.section + ": " + u.reason);
+    for (size_t i = 0; i < a.ebpf.fullest_maps.size() && i < 5; ++i) {
+      const auto& m = a.ebpf.fullest_maps[i];
+      char pct[32];
+      std::snprintf(pct, sizeof pct, "%.2f%%", 100.0 * static_cast<double>(m.entries) / m.max_entries);
+      side.fullest_maps.push_back(m.name + " (" + m.type + ", " + m.owner + "): " + std::to_string(m.entries) +
+                                  " / " + std::to_string(m.max_entries) + " entries (" + pct + ")");
+    }
     cmp.sides.push_back(std::move(side));
   }
 
@@ -141,8 +213,44 @@ Comparison compare(const std::vector<SideInput>& inputs) {
 
   // ---- node
   b.add("node.name", "node", "node", [](const NodeAnalysis& n) { return Cell::str(n.node.empty() ? "-" : n.node); });
+  b.add("node.source", "node", "snapshot source",
+        [](const NodeAnalysis& n) { return Cell::str(n.source.empty() ? "-" : n.source); });
+  b.add("node.kernel", "node", "kernel", [](const NodeAnalysis& n) { return Cell::str(n.kernel.empty() ? "-" : n.kernel); },
+        "uname -r of the collecting host (- for imports)");
   b.add("mode", "node", "detected mode", [](const NodeAnalysis& n) { return Cell::str(n.mode.label); },
         "evidence per side in the mode section");
+
+  // ---- services programmed per dataplane, and what a new connection costs
+  auto lb_frontends = [](const std::string& d) {
+    return [d](const NodeAnalysis& n) {
+      const auto* l = n.ebpf.lb_of(d);
+      if (l && !l->decoded) return Cell::unavailable("service map not decoded: " + l->note);
+      return guarded(n.ebpf.availability, l ? l->frontends : 0);
+    };
+  };
+  b.add("services.iptables", "services", "iptables: service-IP rules (KUBE-SERVICES)",
+        nf([](const auto& x) { return x.service_ip_rules; }), "one per ClusterIP/external IP and port");
+  b.add(
+      "services.nftables", "services", "nftables: kube-proxy service-ips elements",
+      [](const NodeAnalysis& n) {
+        std::string sub = sub_unavailable(n.netfilter.availability, "netfilter.nftables");
+        if (!sub.empty()) return Cell::unavailable(sub);
+        return guarded(n.netfilter.availability, n.netfilter.kube_proxy_nft.services);
+      });
+  b.add("services.cilium", "services", "Cilium eBPF: service frontends", lb_frontends("cilium"));
+  b.add("services.calico", "services", "Calico eBPF: service frontends", lb_frontends("calico"));
+  b.add("lookup.kube_services_walk", "services", "KUBE-SERVICES rules walked per new connection",
+        nf([](const auto& x) { return x.kube_services_walk; }),
+        "worst case, nat table; grows with every service port");
+  b.add("lookup.method", "services", "service lookup per new connection", [](const NodeAnalysis& n) {
+    if (n.mode.id == "kube-proxy-iptables") {
+      return Cell::str("linear chain (" + std::to_string(n.netfilter.kube_services_walk) + " rules)");
+    }
+    if (n.mode.id == "kube-proxy-ipvs") return Cell::str("ipset + IPVS hash");
+    if (n.mode.id == "kube-proxy-nftables") return Cell::str("1 nft map lookup");
+    if (n.mode.id == "cilium-kpr" || n.mode.id == "calico-ebpf") return Cell::str("1 eBPF hash lookup");
+    return Cell::str("-");
+  });
 
   // ---- netfilter: the seed measurement's rows first
   b.add("netfilter.rules.iptables", "netfilter", "iptables rules (-A), all tables",
@@ -273,6 +381,31 @@ Comparison compare(const std::vector<SideInput>& inputs) {
       return guarded(n.ebpf.availability, v, human_bytes(v));
     });
   }
+  for (const auto& o : owners) {
+    b.add("ebpf.programs." + o, "ebpf", "  programs owned by " + o, [o](const NodeAnalysis& n) {
+      auto it = n.ebpf.owners.find(o);
+      return guarded(n.ebpf.availability, it == n.ebpf.owners.end() ? 0 : it->second.programs);
+    });
+    b.add("ebpf.maps." + o, "ebpf", "  maps owned by " + o, [o](const NodeAnalysis& n) {
+      auto it = n.ebpf.owners.find(o);
+      return guarded(n.ebpf.availability, it == n.ebpf.owners.end() ? 0 : it->second.maps);
+    });
+  }
+  auto keyed_rows = [&](const std::string& prefix, const std::string& label,
+                        std::map<std::string, uint64_t> analysis::EbpfAnalysis::*field) {
+    std::set<std::string> keys;
+    for (const auto& n : nodes) {
+      for (const auto& [k, _] : n.ebpf.*field) keys.insert(k);
+    }
+    for (const auto& k : keys) {
+      b.add(prefix + k, "ebpf", label + k, [k, field](const NodeAnalysis& n) {
+        auto it = (n.ebpf.*field).find(k);
+        return guarded(n.ebpf.availability, it == (n.ebpf.*field).end() ? 0 : it->second);
+      });
+    }
+  };
+  keyed_rows("ebpf.programs.type.", "  programs of type ", &analysis::EbpfAnalysis::programs_by_type);
+  keyed_rows("ebpf.attachments.", "  attachments: ", &analysis::EbpfAnalysis::attachments_by_kind);
   for (const char* dp : {"cilium", "calico"}) {
     std::string d = dp;
     auto lb = [d](bool backends) {
@@ -289,6 +422,7 @@ Comparison compare(const std::vector<SideInput>& inputs) {
   }
 
   cmp.rows = b.take();
+  cmp.findings = findings(nodes, cmp.sides);
   return cmp;
 }
 

@@ -51,11 +51,13 @@ struct Side {
   std::string mode_label;
   std::vector<std::string> evidence;
   std::vector<std::string> unavailable;  // "section: reason"
+  std::vector<std::string> fullest_maps; // "cilium_lb4_serv (hash, cilium): 16 / 65536 entries (0.02%)"
 };
 
 struct Comparison {
   std::vector<Side> sides;
   std::vector<Row> rows;
+  std::vector<std::string> findings;     // plain sentences
   const Row* find(const std::string& id) const;
 };
 

@@ -12,6 +12,7 @@ namespace {
 const char* kSectionTitles[][2] = {
     {"node", "Node"},
     {"netfilter", "Netfilter: the seed measurement and totals"},
+    {"services", "Services programmed per dataplane, and the lookup per new connection"},
     {"netfilter.tables", "Netfilter: rules per table"},
     {"netfilter.families", "Netfilter: chain families"},
     {"nftables", "kube-proxy nftables mode"},
@@ -52,6 +53,16 @@ std::vector<std::pair<std::string, std::vector<const Row*>>> by_section(const Co
     }
     it->second.push_back(&r);
   }
+  // Fixed section order (the seed rows first), unknown sections last.
+  auto rank = [](const std::string& id) {
+    size_t i = 0;
+    for (const auto& t : kSectionTitles) {
+      if (id == t[0]) return i;
+      ++i;
+    }
+    return i;
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const auto& a, const auto& b) { return rank(a.first) < rank(b.first); });
   return out;
 }
 
@@ -112,8 +123,13 @@ std::string render_text(const Comparison& c, const TextOptions& opt) {
         const Cell& v = r->values[i];
         line += "  " + pad(escape_text(v.shown()), col_w[i], true);
       }
-      std::string note = cell_note(*r);
-      if (!note.empty()) line += "  " + dim + escape_text(note) + reset;
+      std::string note = escape_text(cell_note(*r));
+      // Notes give way first when the terminal is narrow.
+      if (opt.width > 0 && !note.empty()) {
+        size_t room = opt.width > width(line) + 2 ? opt.width - width(line) - 2 : 0;
+        if (width(note) > room) note = room > 3 ? note.substr(0, room - 3) + "..." : "";
+      }
+      if (!note.empty()) line += "  " + dim + note + reset;
       while (!line.empty() && line.back() == ' ') line.pop_back();
       out += line + "\n";
     }
@@ -123,6 +139,20 @@ std::string render_text(const Comparison& c, const TextOptions& opt) {
     out += "  " + escape_text(s.label) + ": " + escape_text(s.mode_label) + "\n";
     for (const auto& e : s.evidence) out += "    - " + escape_text(e) + "\n";
     for (const auto& u : s.unavailable) out += "    - unavailable: " + escape_text(u) + "\n";
+  }
+  bool any_fill = false;
+  for (const auto& s : c.sides) any_fill = any_fill || !s.fullest_maps.empty();
+  if (any_fill) {
+    out += "\n" + bold + "Fullest eBPF maps (entries / max_entries)" + reset + "\n";
+    for (const auto& s : c.sides) {
+      if (s.fullest_maps.empty()) continue;
+      out += "  " + escape_text(s.label) + "\n";
+      for (const auto& m : s.fullest_maps) out += "    - " + escape_text(m) + "\n";
+    }
+  }
+  if (!c.findings.empty()) {
+    out += "\n" + bold + "Findings" + reset + "\n";
+    for (const auto& f : c.findings) out += "  - " + escape_text(f) + "\n";
   }
   return out;
 }
@@ -154,6 +184,18 @@ std::string render_markdown(const Comparison& c) {
     for (const auto& e : s.evidence) out += "  - " + escape_markdown(e) + "\n";
     for (const auto& u : s.unavailable) out += "  - unavailable: " + escape_markdown(u) + "\n";
   }
+  bool any_fill = false;
+  for (const auto& s : c.sides) any_fill = any_fill || !s.fullest_maps.empty();
+  if (any_fill) {
+    out += "\n## Fullest eBPF maps (entries / max_entries)\n\n";
+    for (const auto& s : c.sides) {
+      for (const auto& m : s.fullest_maps) out += "- **" + escape_markdown(s.label) + "**: " + escape_markdown(m) + "\n";
+    }
+  }
+  if (!c.findings.empty()) {
+    out += "\n## Findings\n\n";
+    for (const auto& f : c.findings) out += "- " + escape_markdown(f) + "\n";
+  }
   out += "\n★ = a row of the seed measurement (kube-proxy node vs Cilium kube-proxy-replacement node).\n";
   return out;
 }
@@ -170,7 +212,8 @@ nlohmann::json to_json(const Comparison& c) {
                      {"mode", s.mode},
                      {"mode_label", s.mode_label},
                      {"evidence", s.evidence},
-                     {"unavailable", s.unavailable}});
+                     {"unavailable", s.unavailable},
+                     {"fullest_maps", s.fullest_maps}});
   }
   json rows = json::array();
   for (const auto& r : c.rows) {
@@ -194,7 +237,10 @@ nlohmann::json to_json(const Comparison& c) {
     if (r.headline) row["headline"] = true;
     rows.push_back(std::move(row));
   }
-  return {{"schema", "dpscope.compare/v1"}, {"sides", std::move(sides)}, {"rows", std::move(rows)}};
+  return {{"schema", "dpscope.compare/v1"},
+          {"sides", std::move(sides)},
+          {"rows", std::move(rows)},
+          {"findings", c.findings}};
 }
 
 std::string render_json(const Comparison& c) {

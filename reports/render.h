@@ -16,6 +16,7 @@ Format format_from_string(const std::string& name);
 
 struct TextOptions {
   bool color = false;   // ANSI colours (only on a tty without NO_COLOR)
+  size_t width = 0;     // terminal columns; notes are cut to fit (0 = no limit)
 };
 
 std::string render_text(const Comparison& c, const TextOptions& opt = {});

@@ -163,6 +163,7 @@ NetfilterAnalysis analyze_netfilter(const model::Snapshot& s) {
       }
       if (c.name == "KUBE-SERVICES") {
         n.kube_services_rules += c.rule_count;
+        if (t.name == "nat") n.kube_services_walk = std::max<uint64_t>(n.kube_services_walk, c.rule_count);
         for (const auto& r : c.rules) {
           if (!r.match.destination || r.match.destination->negated) continue;
           auto ip = single_address(r.match.destination->cidr);
@@ -286,7 +287,17 @@ EbpfAnalysis analyze_ebpf(const model::Snapshot& s) {
     o.memlock_bytes += m.bytes_memlock;
   }
   e.memlock_bytes = e.program_memlock_bytes + e.map_memlock_bytes;
-  for (const auto& a : s.ebpf.attachments) e.attachments_by_kind[a.kind] += 1;
+  for (const auto& a : s.ebpf.attachments) {
+    e.attachments_by_kind[a.kind] += 1;
+    e.attach_points[a.kind + " " + a.target + " " + a.direction] += 1;
+  }
+  for (const auto& m : s.ebpf.maps) {
+    if (!m.entries || m.max_entries == 0) continue;
+    e.fullest_maps.push_back({m.name, m.type, map_owner[m.id], *m.entries, m.max_entries});
+  }
+  std::stable_sort(e.fullest_maps.begin(), e.fullest_maps.end(), [](const MapFill& a, const MapFill& b) {
+    return a.entries * uint64_t{b.max_entries} > b.entries * uint64_t{a.max_entries};
+  });
   for (const auto& svc : s.ebpf.services) {
     LbSummary l;
     l.dataplane = svc.dataplane;
@@ -398,6 +409,8 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e, const model:
 NodeAnalysis analyze(const model::Snapshot& s) {
   NodeAnalysis a;
   a.node = s.node.name;
+  a.kernel = s.node.kernel;
+  a.source = s.node.source;
   a.netfilter = analyze_netfilter(s);
   a.ebpf = analyze_ebpf(s);
   a.mode = decide_mode(a.netfilter, a.ebpf, s);

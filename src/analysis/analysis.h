@@ -93,6 +93,10 @@ struct NetfilterAnalysis {
   uint64_t kube_svc_chains = 0;
   uint64_t kube_sep_chains = 0;
   uint64_t kube_services_rules = 0;  // rules in every KUBE-SERVICES chain
+  // Rules a new connection walks in the longest nat KUBE-SERVICES chain before
+  // it finds its service (worst case: the last service, then the NodePort
+  // rule). Grows with every service port.
+  uint64_t kube_services_walk = 0;
   uint64_t cilium_chains = 0;        // CILIUM_*
   uint64_t calico_chains = 0;        // cali-*
   uint64_t service_ip_rules = 0;     // sum over tables
@@ -133,6 +137,14 @@ struct LbSummary {
   std::vector<std::string> frontend_addresses;  // unique, sorted
 };
 
+struct MapFill {
+  std::string name;
+  std::string type;
+  std::string owner;
+  uint64_t entries = 0;
+  uint32_t max_entries = 0;
+};
+
 struct EbpfAnalysis {
   Availability availability;
   uint64_t programs = 0;
@@ -142,7 +154,9 @@ struct EbpfAnalysis {
   uint64_t program_memlock_bytes = 0;
   std::map<std::string, OwnerStats> owners;       // "cilium", "calico", "system", "other"
   std::map<std::string, uint64_t> programs_by_type;
-  std::map<std::string, uint64_t> attachments_by_kind;
+  std::map<std::string, uint64_t> attachments_by_kind;   // "tc", "tcx", "xdp", "cgroup", ...
+  std::map<std::string, uint64_t> attach_points;         // "tcx eth0 ingress", "cgroup / cgroup_inet4_connect"
+  std::vector<MapFill> fullest_maps;   // maps with counted entries, fullest first (entries / max_entries)
   std::vector<LbSummary> lb;           // one per decoded dataplane
   const LbSummary* lb_of(std::string_view dataplane) const;
 };
@@ -161,6 +175,8 @@ struct Mode {
 
 struct NodeAnalysis {
   std::string node;                    // node name from the snapshot ("" unknown)
+  std::string kernel;
+  std::string source;                  // "live" | "import"
   NetfilterAnalysis netfilter;
   EbpfAnalysis ebpf;
   Mode mode;

@@ -1,4 +1,5 @@
 // dpscope compare A B [C...]: side-by-side report of analysed snapshots.
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -46,6 +47,10 @@ int run_compare(const CompareArgs& a) {
   // Colour only for a person at a terminal: never into a file or a pipe, and
   // never when NO_COLOR is set (https://no-color.org).
   opt.color = a.output.empty() && isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+  if (a.output.empty() && isatty(STDOUT_FILENO)) {
+    winsize ws{};
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) opt.width = ws.ws_col;
+  }
   std::string text = reports::render(cmp, format, opt);
   if (a.output.empty() || a.output == "-") {
     std::cout << text;
