@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -139,7 +141,11 @@ PodSignals probe_pod_signals(const HostProbe& probe) {
   PodSignals s;
   s.root_looks_like_rootfs =
       is_dir(probe.root + "/etc") && (is_dir(probe.root + "/usr") || is_dir(probe.root + "/bin"));
-  s.root_is_pid1_root = s.root_looks_like_rootfs && same_inode(probe.root, probe.proc + "/1/root");
+  if (s.root_looks_like_rootfs) {
+    struct stat st {};
+    if (::stat((probe.proc + "/1/root").c_str(), &st) != 0) s.pid1_root_errno = errno;
+    s.root_is_pid1_root = same_inode(probe.root, probe.proc + "/1/root");
+  }
   std::error_code ec;
   s.we_are_pid1 = fs::read_symlink(probe.proc + "/self", ec).string() == "1";
   s.pid1_other_mount_ns = !same_inode(probe.proc + "/1/ns/mnt", probe.proc + "/self/ns/mnt", &s.pid1_visible);
@@ -202,6 +208,9 @@ HostEnv resolve_host_env(const HostProbe& probe) {
     env.evidence.push_back("PID 1 is another process, in another mount namespace: host PID namespace");
     if (s.root_is_pid1_root) {
       env.evidence.push_back(probe.root + " is PID 1's root directory");
+    } else if (s.pid1_root_errno != 0) {
+      env.notes.push_back("cannot check that " + probe.root + " is PID 1's root directory (" + probe.proc +
+                          "/1/root: " + std::strerror(s.pid1_root_errno) + "); using it as the node's root");
     } else {
       env.notes.push_back(probe.root + " is not the same directory as PID 1's root (" + probe.proc +
                           "/1/root); the node's pins and host name are read from it anyway");

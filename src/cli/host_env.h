@@ -43,6 +43,7 @@ struct HostEnv {
 struct PodSignals {
   bool root_looks_like_rootfs = false;  // <root>/etc and <root>/usr (or bin) are directories
   bool root_is_pid1_root = false;       // <root> is the same directory as <proc>/1/root
+  int pid1_root_errno = 0;              // why <proc>/1/root could not be looked at (0: it could)
   bool we_are_pid1 = false;             // <proc>/self is "1": our own PID namespace
   bool pid1_visible = false;            // <proc>/1/ns/mnt could be read
   bool pid1_other_mount_ns = false;     // PID 1 lives in another mount namespace than us

@@ -62,6 +62,7 @@ TEST(HostEnv, DetectsKubectlDebugPodAndResolvesTheNode) {
   PodSignals s = probe_pod_signals(pod.probe());
   EXPECT_TRUE(s.root_looks_like_rootfs);
   EXPECT_TRUE(s.root_is_pid1_root);
+  EXPECT_EQ(s.pid1_root_errno, 0);
   EXPECT_FALSE(s.we_are_pid1);
   EXPECT_TRUE(s.pid1_visible);
   EXPECT_TRUE(s.pid1_other_mount_ns);
@@ -107,6 +108,22 @@ TEST(HostEnv, NotesWhenHostRootIsNotPid1Root) {
   EXPECT_EQ(env.environment, "kubectl-debug");
   ASSERT_EQ(env.notes.size(), 1u);
   EXPECT_NE(env.notes[0].find("not the same directory as PID 1's root"), std::string::npos);
+}
+
+TEST(HostEnv, NotesWhenPid1RootCannotBeChecked) {
+  // /proc/1/root unreadable (EACCES when PID 1 is not dumpable; ENOENT here).
+  FakePod pod;
+  fs::remove(pod.proc + "/1/root");
+  fs::create_directory_symlink(pod.dir.file("gone"), pod.proc + "/1/root");
+  PodSignals s = probe_pod_signals(pod.probe());
+  EXPECT_EQ(s.pid1_root_errno, ENOENT);
+  EXPECT_FALSE(s.root_is_pid1_root);
+  HostEnv env = resolve_host_env(pod.probe());
+  EXPECT_EQ(env.environment, "kubectl-debug");
+  ASSERT_EQ(env.notes.size(), 1u);
+  EXPECT_NE(env.notes[0].find("cannot check that " + pod.host + " is PID 1's root directory"), std::string::npos)
+      << env.notes[0];
+  EXPECT_NE(env.notes[0].find("No such file or directory"), std::string::npos) << env.notes[0];
 }
 
 TEST(HostEnv, NotesWhenNoBpffsUnderHostRoot) {
