@@ -366,6 +366,22 @@ TEST(DaemonSetManifest, MatchesWhatCollectAndHostModeExpect) {
   EXPECT_TRUE(contains(plugin, "kc logs \"$pod\" -c dpscope"));
 }
 
+// What the plugin collects is what compare reads: node files, side by side.
+TEST_F(Plugin, CompareReadsCollectedNodeSnapshots) {
+  nodes("w1\nw2\n");
+  set_snapshot(snapshot_with_chains(3));
+  ASSERT_EQ(plugin({"cluster", "-o", dir.file("before"), "--image", "img"}).exit_code, 0);
+  set_snapshot(snapshot_with_chains(0));
+  ASSERT_EQ(plugin({"cluster", "-o", dir.file("after"), "--image", "img"}).exit_code, 0);
+  RunResult cmp = run({dpscope_bin(), "compare", dir.file("before/w1.json"), dir.file("after/w1.json"), "--format",
+                       "csv"});
+  EXPECT_EQ(cmp.exit_code, 0) << cmp.err;
+  EXPECT_TRUE(contains(cmp.out, "w1")) << cmp.out;
+}
+
+// `dpscope compare DIR_A DIR_B` on two collected clusters. Disabled until
+// compare reads folders (issue 5: "Clusters"); DIR holds NODE.json files and a
+// hidden .dpscope/ folder of logs that compare must skip.
 TEST_F(Plugin, DISABLED_CompareWorksOnTwoCollectedClusters) {
   nodes("w1\nw2\n");
   set_snapshot(snapshot_with_chains(3));
