@@ -615,6 +615,18 @@ void write_file_atomically(const std::string& path, const std::string& content) 
     if (!std::cout) throw SystemError("writing to standard output", EIO);
     return;
   }
+  // An existing non-regular file (/dev/null, a FIFO, /dev/stdout) is written
+  // in place: renaming a temporary file over it would replace the device
+  // node itself (as root, `-o /dev/null` turned /dev/null into a file).
+  struct stat existing {};
+  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
+    if (S_ISDIR(existing.st_mode)) throw InputError(path, 0, "is a directory, expected a file");
+    std::ofstream out(path, std::ios::binary);
+    out << content;
+    out.flush();
+    if (!out) throw InputError(path, 0, std::string("write failed: ") + std::strerror(errno));
+    return;
+  }
   std::string tmp = path + ".tmp.XXXXXX";
   int fd = ::mkstemp(tmp.data());
   if (fd < 0) {
