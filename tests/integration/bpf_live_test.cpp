@@ -75,6 +75,7 @@ TEST_F(BpfLive, ProgramsAndMapsEqualBpftool) {
   Scenario sc;
   auto snap = collect(sc);
   ASSERT_TRUE(snap.ebpf.collected);
+  for (const auto& u : snap.unavailable) ADD_FAILURE() << "unavailable: " << u.section << ": " << u.reason;
   const json progs = bpftool({"-f", "prog", "show"});
   const json maps = bpftool({"-f", "map", "show"});
   std::map<uint32_t, json> prog_by_id, map_by_id;
