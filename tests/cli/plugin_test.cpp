@@ -239,6 +239,7 @@ TEST_F(Plugin, ClusterCollectsEveryNodeReportsFailuresAndSummarises) {
   mode("d", "exit4");
   mode("e", "incomplete");
   mode("f", "interleaved");
+  write_text(dir.file("run_ms"), "400");
   std::string out = dir.file("cluster-a");
   RunResult r = plugin({"cluster", "-o", out, "--image", "img", "--parallel", "2", "--context", "kind-a"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
@@ -273,11 +274,13 @@ TEST_F(Plugin, ClusterCollectsEveryNodeReportsFailuresAndSummarises) {
 
 TEST_F(Plugin, ClusterRunsNodesInParallel) {
   nodes("n1\nn2\nn3\nn4\n");
-  write_text(dir.file("run_ms"), "700");
+  write_text(dir.file("run_ms"), "300");
   RunResult serial = plugin({"cluster", "-o", dir.file("s"), "--image", "img", "--parallel", "1"});
   ASSERT_EQ(serial.exit_code, 0) << serial.err;
   EXPECT_EQ(max_live(), 1);
   fs::remove(dir.file("max_live"));
+  // Long enough that all four pods are alive together even on a busy machine.
+  write_text(dir.file("run_ms"), "1500");
   RunResult wide = plugin({"cluster", "-o", dir.file("p"), "--image", "img", "--parallel", "4"});
   ASSERT_EQ(wide.exit_code, 0) << wide.err;
   EXPECT_EQ(max_live(), 4);
