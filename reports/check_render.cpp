@@ -19,6 +19,7 @@ std::string render_check(const analysis::CheckResult& r, const std::string& sour
                           {"problems", problems},          {"passed", r.passed}};
       return j.dump(2, ' ', true) + "\n";
     }
+    case Format::Html:
     case Format::Markdown: {
       std::string out = "## dpscope check: " + escape_markdown(node) + " — expect `" + escape_markdown(r.expect) +
                         "`: **" + verdict + "**\n\n";

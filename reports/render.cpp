@@ -19,12 +19,18 @@ const char* kSectionTitles[][2] = {
     {"ebpf", "eBPF"},
 };
 
+}  // namespace
+
 std::string section_title(const std::string& id) {
   for (const auto& t : kSectionTitles) {
     if (id == t[0]) return t[1];
   }
   return id;
 }
+
+std::vector<std::string> section_order(const Comparison& c);
+
+namespace {
 
 // Display width of UTF-8 text: one column per code point (the labels and
 // escaped values are ASCII apart from node-supplied text).
@@ -78,12 +84,19 @@ std::string cell_note(const Row& r) {
 
 }  // namespace
 
+std::vector<std::string> section_order(const Comparison& c) {
+  std::vector<std::string> out;
+  for (const auto& [section, rows] : by_section(c)) out.push_back(section);
+  return out;
+}
+
 Format format_from_string(const std::string& name) {
   if (name == "text") return Format::Text;
   if (name == "markdown" || name == "md") return Format::Markdown;
   if (name == "json") return Format::Json;
   if (name == "csv") return Format::Csv;
-  throw std::invalid_argument("unknown format '" + name + "' (text, markdown, json, csv)");
+  if (name == "html") return Format::Html;
+  throw std::invalid_argument("unknown format '" + name + "' (text, markdown, json, csv, html)");
 }
 
 // ---------------------------------------------------------------- text
@@ -278,6 +291,7 @@ std::string render(const Comparison& c, Format f, const TextOptions& opt) {
     case Format::Markdown: return render_markdown(c);
     case Format::Json: return render_json(c);
     case Format::Csv: return render_csv(c);
+    case Format::Html: return render_html(c);
   }
   return {};
 }

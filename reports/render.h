@@ -9,7 +9,7 @@
 
 namespace dpscope::reports {
 
-enum class Format { Text, Markdown, Json, Csv };
+enum class Format { Text, Markdown, Json, Csv, Html };
 
 // Throws std::invalid_argument for an unknown name.
 Format format_from_string(const std::string& name);
@@ -24,7 +24,12 @@ std::string render_markdown(const Comparison& c);
 nlohmann::json to_json(const Comparison& c);
 std::string render_json(const Comparison& c);
 std::string render_csv(const Comparison& c);
+std::string render_html(const Comparison& c);
 
 std::string render(const Comparison& c, Format f, const TextOptions& opt = {});
+
+// Sections of a comparison in display order (the seed rows first), and their titles.
+std::vector<std::string> section_order(const Comparison& c);
+std::string section_title(const std::string& section);
 
 }  // namespace dpscope::reports

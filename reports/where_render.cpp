@@ -28,7 +28,7 @@ std::string render_where(const std::string& query, const std::vector<WhereNode>&
     }
     return out;
   }
-  bool md = f == Format::Markdown;
+  bool md = f == Format::Markdown || f == Format::Html;  // HTML: the Markdown form (no page for where)
   auto esc = [md](const std::string& s) { return md ? escape_markdown(s) : escape_text(s); };
   std::string out = md ? "## dpscope where " + esc(query) + "\n" : "dpscope where " + esc(query) + "\n";
   for (const auto& n : nodes) {

@@ -8,7 +8,8 @@ PACKAGES="build-essential cmake ninja-build pkg-config
   libgtest-dev
   clang llvm
   iptables nftables iproute2 bpftool procps
-  jq"
+  jq
+  chromium chromium-driver"
 
 missing=""
 for p in $PACKAGES; do

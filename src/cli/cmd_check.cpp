@@ -27,6 +27,7 @@ int run_check(const CheckArgs& a) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("check: ") + e.what());
   }
+  if (format == reports::Format::Html) throw UsageError("check: --format html is only for compare");
   model::Snapshot s = model::load_snapshot(a.snapshot);
   analysis::CheckResult r = analysis::check(s, a.expect);
   std::string text = reports::render_check(r, a.snapshot, format);

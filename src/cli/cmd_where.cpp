@@ -40,6 +40,7 @@ int run_where(const WhereArgs& a) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("where: ") + e.what());
   }
+  if (format == reports::Format::Html) throw UsageError("where: --format html is only for compare");
   std::vector<reports::WhereNode> nodes;
   for (size_t i = 1; i < a.positional.size(); ++i) {
     model::Snapshot s = model::load_snapshot(a.positional[i]);

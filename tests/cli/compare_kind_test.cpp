@@ -118,7 +118,8 @@ INSTANTIATE_TEST_SUITE_P(Formats, CompareKindGolden,
                          ::testing::Values(GoldenCase{"text", "compare-kind.txt"},
                                            GoldenCase{"markdown", "compare-kind.md"},
                                            GoldenCase{"json", "compare-kind.json"},
-                                           GoldenCase{"csv", "compare-kind.csv"}),
+                                           GoldenCase{"csv", "compare-kind.csv"},
+                                           GoldenCase{"html", "compare-kind.html"}),
                          [](const auto& info) { return std::string(info.param.format); });
 
 TEST(CompareKind, LabelsNameTheSides) {
