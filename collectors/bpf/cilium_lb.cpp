@@ -62,7 +62,12 @@ std::optional<RoleSpec> role_of(const model::BpfMap& m) {
     for (const auto& path : m.pinned) {
       const std::string base = basename_of(path);
       for (const auto& r : kRoles) {
-        if (base == r.full || (r.legacy[0] && base == r.legacy)) return r;
+        if (base == r.full) return r;
+        if (r.legacy[0] && base == r.legacy) {
+          RoleSpec legacy = r;
+          legacy.full = r.legacy;  // named after the map it is
+          return legacy;
+        }
       }
     }
     return std::nullopt;
@@ -235,8 +240,15 @@ std::vector<model::LbServices> decode(const std::vector<DumpedMap>& maps) {
         continue;
       }
       if (by_role.count(spec.role)) {
-        problems.push_back("two maps look like " + std::string(spec.full) + ": " + map_label(by_role[spec.role]->meta) +
-                           " and " + map_label(m));
+        // backends_v2 left behind by an upgrade next to backends_v3: the datapath reads v3.
+        const std::string other = map_label(by_role[spec.role]->meta);
+        const bool this_is_legacy = std::string(spec.full).find("backends_v2") != std::string::npos;
+        const bool other_is_legacy = other.find("backends_v2") != std::string::npos;
+        if (this_is_legacy != other_is_legacy) {
+          if (other_is_legacy) by_role[spec.role] = dm;
+          continue;
+        }
+        problems.push_back("two maps look like " + std::string(spec.full) + ": " + other + " and " + map_label(m));
         continue;
       }
       if (!dm->entries.complete) {

@@ -160,6 +160,19 @@ TEST(CiliumLb, IdentifiesMapsByCutNameTypeAndSize) {
   auto both = bpf::cilium::decode({c, d});
   ASSERT_EQ(both.size(), 1u);
   EXPECT_FALSE(both[0].decoded);
+  // ... except a backends_v2 left next to backends_v3 after an upgrade: v3 is what the datapath reads.
+  auto v2 = make_map("cilium_lb4_backends_v2", "hash", 4, 12, kGlobals + "cilium_lb4_backends_v2");
+  auto v3 = make_map("cilium_lb4_backends_v3", "hash", 4, 12, kGlobals + "cilium_lb4_backends_v3");
+  std::vector<uint8_t> backend(12);
+  uint32_t id = 5;
+  add_entry(v3, std::vector<uint8_t>(reinterpret_cast<uint8_t*>(&id), reinterpret_cast<uint8_t*>(&id) + 4), backend);
+  for (const auto& order : {std::vector<DumpedMap>{v2, v3}, std::vector<DumpedMap>{v3, v2}}) {
+    auto upgraded = bpf::cilium::decode(order);
+    ASSERT_EQ(upgraded.size(), 1u);
+    EXPECT_TRUE(upgraded[0].decoded) << upgraded[0].note;
+    ASSERT_EQ(upgraded[0].backends.size(), 1u);
+    EXPECT_EQ(upgraded[0].backends[0].id, 5u);
+  }
 }
 
 std::vector<uint8_t> calico_key(uint32_t prefixlen, const char* addr, uint16_t port, uint8_t proto, const char* src) {
