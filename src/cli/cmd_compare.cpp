@@ -10,6 +10,7 @@
 #include "model/json.h"
 #include "reports/comparison.h"
 #include "reports/render.h"
+#include "reports/services_view.h"
 #include "util/error.h"
 
 namespace dpscope::cli {
@@ -21,6 +22,7 @@ struct CompareArgs {
   std::vector<std::string> labels;
   std::string format = "text";
   std::string output;
+  bool services = false;
 };
 
 int run_compare(const CompareArgs& a) {
@@ -41,6 +43,16 @@ int run_compare(const CompareArgs& a) {
   std::vector<reports::SideInput> sides;
   for (size_t i = 0; i < snaps.size(); ++i) {
     sides.push_back({i < a.labels.size() ? a.labels[i] : "", a.inputs[i], &snaps[i]});
+  }
+  if (a.services) {
+    std::string text = reports::render_services(reports::services_view(sides), format);
+    if (a.output.empty() || a.output == "-") {
+      std::cout << text;
+      std::cout.flush();
+    } else {
+      model::write_file_atomically(a.output, text);
+    }
+    return kExitOk;
   }
   reports::Comparison cmp = reports::compare(sides);
   reports::TextOptions opt;
@@ -68,7 +80,10 @@ void register_compare(CLI::App& app, Runner& run) {
   auto* sub = app.add_subcommand("compare", "Side-by-side report of two or more snapshots");
   sub->add_option("snapshots", args->inputs, "snapshot files (dpscope.snapshot/v1 JSON)")->required();
   sub->add_option("--label", args->labels, "label of each side, in order (default: the node name)");
-  sub->add_option("--format", args->format, "text | markdown | json | csv")->capture_default_str();
+  sub->add_option("--format", args->format, "text | markdown | json | csv | html")->capture_default_str();
+  sub->add_flag("--services", args->services,
+                "per-Service view: each service port's rules and chains (iptables, nftables) and its frontend and "
+                "backends (eBPF) on each side");
   sub->add_option("-o,--output", args->output, "write the report to FILE (atomically) instead of stdout");
   sub->callback([args, &run] { run = [args] { return run_compare(*args); }; });
 }
