@@ -11,6 +11,7 @@
 #
 #   bench/run.sh [BUILD_DIR]
 #   BENCH_SIZES="1000 5000 20000" BENCH_NFT_SIZES="1000 5000" BENCH_RUNS=5 BENCH_ENDPOINTS=5 BENCH_BPF=1
+#   BENCH_MODES="iptables-nft legacy nftables" (a subset runs only those)
 # (loading 20k services takes minutes per backend, and iptables-nft-save 1.8.9
 # alone takes minutes at 20k here: the whole run is ~30 min; BENCH_SIZES="1000 5000" for a quick one.)
 # Needs root. Prints a Markdown table; also written to $BENCH_OUT (default bench/results.md).
@@ -21,6 +22,8 @@ nft_sizes=${BENCH_NFT_SIZES:-"1000 5000"}
 runs=${BENCH_RUNS:-5}
 endpoints=${BENCH_ENDPOINTS:-5}
 out=${BENCH_OUT:-bench/results.md}
+modes=${BENCH_MODES:-"iptables-nft legacy nftables"}
+want() { case " $modes " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 here=$(cd "$(dirname "$0")/.." && pwd)
 dps=$(cd "$build" && pwd)/dpscope
 gen=$here/fixtures/scenarios/gen-kube-proxy.sh
@@ -48,7 +51,7 @@ new_ns() {
 measure() {
   label=$1
   shift
-  /usr/bin/time -f '%e %M' -o "$work/time" "$@" >/dev/null 2>"$work/err" || {
+  /usr/bin/time -f '%e %M %U %S' -o "$work/time" "$@" >/dev/null 2>"$work/err" || {
     echo "bench: $label failed:" >&2
     cat "$work/err" >&2
     exit 1
@@ -56,21 +59,21 @@ measure() {
   echo "$label $(tail -n 1 "$work/time")" >>"$work/samples"
 }
 
-# median LABEL FIELD(2=wall,3=rss)
+# median LABEL FIELD(2=wall,3=rss,cpu=user+sys)
 median() {
-  awk -v l="$1" -v f="$2" '$1 == l { print $f }' "$work/samples" | sort -n |
+  awk -v l="$1" -v f="$2" '$1 == l { print (f == "cpu" ? $4 + $5 : $f) }' "$work/samples" | sort -n |
     awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
 row() {  # row MODE SIZE TOOL_LABEL TOOL_NAME
   mode=$1 size=$2 tool=$3 name=$4
-  tw=$(median "$tool" 2) tr=$(median "$tool" 3)
-  dw=$(median dpscope 2) dr=$(median dpscope 3)
+  tw=$(median "$tool" 2) tr=$(median "$tool" 3) tc=$(median "$tool" cpu)
+  dw=$(median dpscope 2) dr=$(median dpscope 3) dc=$(median dpscope cpu)
   f1=$(median floor1 2) fn=$(median floorN 2)
   awk -v mode="$mode" -v size="$size" -v name="$name" -v tw="$tw" -v tr="$tr" -v dw="$dw" -v dr="$dr" \
-      -v f1="$f1" -v fn="$fn" 'BEGIN {
-    printf "| %s | %d | `%s` %.2f s, %.0f MB | %.2f s, %.0f MB | %.2f | %.2f | %s | %s |\n",
-      mode, size, name, tw, tr / 1024, dw, dr / 1024, dw / tw, dr / tr,
+      -v tc="$tc" -v dc="$dc" -v f1="$f1" -v fn="$fn" -v runs="$runs" 'BEGIN {
+    printf "| %s | %d | %d | `%s` %.2f s, %.0f MB, cpu %.2f s | %.2f s, %.0f MB, cpu %.2f s | %.2f | %.2f | %.2f | %s | %s |\n",
+      mode, size, runs, name, tw, tr / 1024, tc, dw, dr / 1024, dc, dw / tw, dr / tr, (tc > 0 ? dc / tc : 0),
       (f1 == "-" ? "-" : sprintf("%.2f s", f1)), (fn == "-" ? "-" : sprintf("%.2f s", fn)) }' | tee -a "$work/table"
 }
 
@@ -98,17 +101,22 @@ echo "bench: $(nproc) cores, kernel $(uname -r), runs=$runs, endpoints=$endpoint
 : >"$work/table"
 for n in $sizes; do
   "$gen" iptables "$n" "$endpoints" >"$work/rules.ipt"
-  new_ns "ipt$n"
-  echo "bench: loading $n services into iptables-nft ($ns)" >&2
-  ip netns exec "$ns" iptables-nft-restore <"$work/rules.ipt"
-  bench_ns iptables-nft "$n" "$ns" iptables-save iptables-nft-save
-  ip netns del "$ns"
-  new_ns "leg$n"
-  echo "bench: loading $n services into iptables-legacy ($ns)" >&2
-  ip netns exec "$ns" iptables-legacy-restore <"$work/rules.ipt"
-  bench_ns legacy "$n" "$ns" iptables-legacy-save iptables-legacy-save
-  ip netns del "$ns"
+  if want iptables-nft; then
+    new_ns "ipt$n"
+    echo "bench: loading $n services into iptables-nft ($ns)" >&2
+    ip netns exec "$ns" iptables-nft-restore <"$work/rules.ipt"
+    bench_ns iptables-nft "$n" "$ns" iptables-save iptables-nft-save
+    ip netns del "$ns"
+  fi
+  if want legacy; then
+    new_ns "leg$n"
+    echo "bench: loading $n services into iptables-legacy ($ns)" >&2
+    ip netns exec "$ns" iptables-legacy-restore <"$work/rules.ipt"
+    bench_ns legacy "$n" "$ns" iptables-legacy-save iptables-legacy-save
+    ip netns del "$ns"
+  fi
 done
+want nftables || nft_sizes=""
 for n in $nft_sizes; do
   "$gen" nftables "$n" "$endpoints" >"$work/rules.nft"
   new_ns "nft$n"
@@ -121,8 +129,8 @@ done
 {
   echo "Generated $(date -u +%Y-%m-%dT%H:%MZ) by \`bench/run.sh\` (runs=$runs, endpoints=$endpoints, $(nproc) cores, kernel $(uname -r))."
   echo
-  echo "| mode | services | standard tool (median wall, peak RSS) | dpscope snapshot | time ratio | RSS ratio | floor, 1 socket | floor, default sockets |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| mode | services | runs | standard tool (median wall, peak RSS, user+sys CPU) | dpscope snapshot (same) | time ratio | RSS ratio | CPU ratio | floor, 1 socket | floor, default sockets |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
   cat "$work/table"
 } >"$out"
 echo

@@ -162,7 +162,9 @@ struct Attempt {
     if (res_id(nlh) != (gen & 0xffff)) moved = true;
   }
   void fail(int err) {
-    if (err == EINTR) {
+    // EINTR: the dump was interrupted (NLM_F_DUMP_INTR). ENOENT: a chain or
+    // set listed a moment ago is gone. Both mean the ruleset moved: read again.
+    if (err == EINTR || err == ENOENT) {
       moved = true;
     } else {
       int expected = 0;
