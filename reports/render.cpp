@@ -10,6 +10,9 @@ namespace dpscope::reports {
 namespace {
 
 const char* kSectionTitles[][2] = {
+    {"cluster", "Clusters"},
+    {"cluster.totals", "Cluster totals (sum over nodes)"},
+    {"cluster.per_node", "Per node: min / median / max"},
     {"node", "Node"},
     {"netfilter", "Netfilter: the seed measurement and totals"},
     {"services", "Services programmed per dataplane, and the lookup per new connection"},

@@ -3,11 +3,13 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "cli/commands.h"
 #include "model/json.h"
+#include "reports/cluster.h"
 #include "reports/comparison.h"
 #include "reports/render.h"
 #include "reports/services_view.h"
@@ -36,6 +38,27 @@ int run_compare(const CompareArgs& a) {
     format = reports::format_from_string(a.format);
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("compare: ") + e.what());
+  }
+  // Folders are clusters: every argument must then be a folder.
+  size_t dirs = 0;
+  for (const auto& p : a.inputs) dirs += std::filesystem::is_directory(p) ? 1 : 0;
+  if (dirs > 0) {
+    if (dirs != a.inputs.size()) throw UsageError("compare: give either snapshot files or cluster folders, not both");
+    if (a.services) throw UsageError("compare: --services compares nodes, not cluster folders");
+    std::vector<reports::ClusterInput> clusters;
+    for (size_t i = 0; i < a.inputs.size(); ++i) {
+      clusters.push_back(reports::load_cluster(a.inputs[i], i < a.labels.size() ? a.labels[i] : ""));
+    }
+    reports::TextOptions opt;
+    opt.color = a.output.empty() && isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+    std::string text = reports::render(reports::compare_clusters(clusters), format, opt);
+    if (a.output.empty() || a.output == "-") {
+      std::cout << text;
+      std::cout.flush();
+    } else {
+      model::write_file_atomically(a.output, text);
+    }
+    return kExitOk;
   }
   std::vector<model::Snapshot> snaps;
   snaps.reserve(a.inputs.size());
@@ -78,7 +101,7 @@ int run_compare(const CompareArgs& a) {
 void register_compare(CLI::App& app, Runner& run) {
   auto args = std::make_shared<CompareArgs>();
   auto* sub = app.add_subcommand("compare", "Side-by-side report of two or more snapshots");
-  sub->add_option("snapshots", args->inputs, "snapshot files (dpscope.snapshot/v1 JSON)")->required();
+  sub->add_option("snapshots", args->inputs, "snapshot files (dpscope.snapshot/v1 JSON), or cluster folders of them")->required();
   sub->add_option("--label", args->labels, "label of each side, in order (default: the node name)");
   sub->add_option("--format", args->format, "text | markdown | json | csv | html")->capture_default_str();
   sub->add_flag("--services", args->services,
