@@ -1,0 +1,60 @@
+#include "analysis/scale.h"
+
+#include <cmath>
+
+#include "analysis/analysis.h"
+
+namespace dpscope::analysis {
+
+ScaleModel fit_scale(const model::Snapshot& s) {
+  ScaleModel m;
+  NodeAnalysis a = analyze(s);
+  m.rules = a.netfilter.iptables_rules;
+  m.services = a.netfilter.kube_svc_chains;
+  m.endpoints = a.netfilter.kube_sep_chains;
+  uint64_t per_service_rules = 0, per_endpoint_rules = 0;
+  for (const auto& t : s.netfilter.tables) {
+    if (t.backend == model::Backend::Nftables) continue;
+    for (const auto& c : t.chains) {
+      bool svc = c.name.rfind("KUBE-SVC-", 0) == 0;
+      bool sep = c.name.rfind("KUBE-SEP-", 0) == 0;
+      if (sep) per_endpoint_rules += c.rule_count;
+      if (!svc && c.name != "KUBE-SERVICES") continue;
+      for (const auto& r : c.rules) {
+        if (r.target.rfind("KUBE-SEP-", 0) == 0) {
+          per_endpoint_rules += 1;  // the SVC chain's jump to one endpoint
+        } else if (svc || r.target.rfind("KUBE-SVC-", 0) == 0) {
+          per_service_rules += 1;   // dispatch rule in KUBE-SERVICES, masquerade rule in KUBE-SVC
+        }
+      }
+    }
+  }
+  if (!a.netfilter.availability.usable()) {
+    m.why_not = "netfilter not collected";
+  } else if (m.services == 0 || m.endpoints == 0) {
+    m.why_not = "no KUBE-SVC/KUBE-SEP chains to fit from (not kube-proxy iptables mode)";
+  } else {
+    m.fitted = true;
+    m.rules_per_service = static_cast<double>(per_service_rules) / m.services;
+    m.rules_per_endpoint = static_cast<double>(per_endpoint_rules) / m.endpoints;
+    m.base_rules = static_cast<double>(m.rules) - static_cast<double>(per_service_rules + per_endpoint_rules);
+  }
+  for (const auto& map : s.ebpf.maps) {
+    m.map_memlock_bytes += map.bytes_memlock;
+    // Cilium's IPv4 service map (services_v2: hash, key 12, value 12).
+    if (map.name == "cilium_lb4_serv" && map.key_size == 12 && map.value_size == 12) {
+      m.has_lb_map = true;
+      m.lb_slots_max = map.max_entries;
+      m.lb_slots_used = map.entries.value_or(0);
+    }
+  }
+  return m;
+}
+
+uint64_t project_rules(const ScaleModel& m, uint64_t services, uint64_t endpoints) {
+  double r = m.base_rules + m.rules_per_service * static_cast<double>(services) +
+             m.rules_per_endpoint * static_cast<double>(endpoints);
+  return r < 0 ? 0 : static_cast<uint64_t>(std::llround(r));
+}
+
+}  // namespace dpscope::analysis
