@@ -279,7 +279,7 @@ struct LegacyBlob {
     e.next_offset = static_cast<uint16_t>(e.target_offset + target.size());
     data.resize(off + e.next_offset);
     std::memcpy(data.data() + off, &e, sizeof e);
-    std::memcpy(data.data() + off + sizeof e, matches.data(), matches.size());
+    if (!matches.empty()) std::memcpy(data.data() + off + sizeof e, matches.data(), matches.size());
     std::memcpy(data.data() + off + e.target_offset, target.data(), target.size());
     return off;
   }
