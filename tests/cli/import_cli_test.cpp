@@ -1,5 +1,8 @@
 // `dpscope import` on good input: merging, stdout, node identity, --help.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "model/json.h"
 #include "tests/support/process.h"
@@ -110,6 +113,28 @@ TEST(ImportCli, IptablesNftTablesInNftJsonAreNotCountedTwice) {
     EXPECT_TRUE(model::find_chain(*filter, "INPUT")->rules_recorded);
     EXPECT_EQ(model::find_chain(*filter, "INPUT")->rules.at(0).match.comment, "x");
   }
+}
+
+TEST(ImportCli, OutputToAFifoWritesThroughItInsteadOfReplacingIt) {
+  // The same path as -o /dev/null: renaming a temporary file over a device
+  // node or FIFO would replace it.
+  TempDir dir;
+  const auto fifo = dir.file("out.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  const auto save = source_path(kUp + "kube-proxy-iptables/syncrepeated-step1-two-clusterip.saved-nft.txt");
+  const auto r = run({dpscope_bin(), "import", "--iptables-save", save, "-o", fifo});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::string got;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(reader, buf, sizeof buf)) > 0) got.append(buf, static_cast<size_t>(n));
+  ::close(reader);
+  struct stat st {};
+  ASSERT_EQ(::stat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_FALSE(model::from_json_text(got, "fifo").netfilter.tables.empty());
 }
 
 TEST(ImportCli, HelpDocumentsInputsAndExamples) {
