@@ -8,6 +8,7 @@ PACKAGES="build-essential cmake ninja-build pkg-config
   libgtest-dev
   clang llvm
   iptables nftables iproute2 bpftool procps
+  nfacct time
   jq
   chromium chromium-driver"
 
