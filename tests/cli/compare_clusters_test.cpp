@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/process.h"
+#include "tests/support/report.h"
 
 namespace dpscope::test {
 namespace {
@@ -17,17 +18,7 @@ using nlohmann::json;
 const char* kKind = "fixtures/snapshots/clusters/kind";
 const char* kCilium = "fixtures/snapshots/clusters/dotoryeee-cilium";
 
-RunResult dpscope_in_source(const std::string& args) {
-  return sh("cd '" + source_path("") + "' && '" + dpscope_bin() + "' " + args);
-}
-
-json row(const json& report, const std::string& id) {
-  for (const auto& r : report["rows"]) {
-    if (r["id"] == id) return r;
-  }
-  ADD_FAILURE() << "no row " << id;
-  return json::object();
-}
+json row(const json& report, const std::string& id) { return report_row(report, id); }
 
 TEST(CompareClusters, FoldersAreCurrent) {
   TempDir dir;
@@ -90,13 +81,7 @@ TEST_P(CompareClustersGolden, MatchesGolden) {
   auto [format, golden] = GetParam();
   auto r = dpscope_in_source(std::string("compare ") + kKind + " " + kCilium + " --format " + format);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::string path = source_path(std::string("tests/golden/") + golden);
-  if (std::getenv("DPSCOPE_UPDATE_GOLDEN")) write_text(path, r.out);
-  if (std::string(format) == "json") {
-    EXPECT_EQ(json::parse(r.out), json::parse(read_text(path)));
-  } else {
-    EXPECT_EQ(r.out, read_text(path));
-  }
+  expect_golden(format, golden, r.out);
 }
 
 INSTANTIATE_TEST_SUITE_P(Formats, CompareClustersGolden,

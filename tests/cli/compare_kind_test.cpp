@@ -12,6 +12,7 @@
 
 #include "tests/support/iptables_counts.h"
 #include "tests/support/process.h"
+#include "tests/support/report.h"
 
 namespace dpscope::test {
 namespace {
@@ -21,18 +22,7 @@ using nlohmann::json;
 const char* kKubeProxy = "fixtures/snapshots/kind-kube-proxy.json";
 const char* kCilium = "fixtures/snapshots/kind-cilium-kpr.json";
 
-// Runs dpscope from the source root so the paths in the report are relative.
-RunResult dpscope_in_source(const std::string& args) {
-  return sh("cd '" + source_path("") + "' && '" + dpscope_bin() + "' " + args);
-}
-
-json row(const json& report, const std::string& id) {
-  for (const auto& r : report["rows"]) {
-    if (r["id"] == id) return r;
-  }
-  ADD_FAILURE() << "no row " << id;
-  return json::object();
-}
+json row(const json& report, const std::string& id) { return report_row(report, id); }
 
 json without_volatile(json snapshot) {
   snapshot["node"].erase("taken_at");
@@ -97,14 +87,7 @@ TEST_P(CompareKindGolden, MatchesGolden) {
   const auto& g = GetParam();
   auto r = dpscope_in_source(std::string("compare ") + kKubeProxy + " " + kCilium + " --format " + g.format);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::string path = source_path(std::string("tests/golden/") + g.golden);
-  if (std::getenv("DPSCOPE_UPDATE_GOLDEN")) write_text(path, r.out);
-  std::string want = read_text(path);
-  if (std::string(g.format) == "json") {
-    EXPECT_EQ(json::parse(r.out), json::parse(want));
-  } else {
-    EXPECT_EQ(r.out, want);
-  }
+  expect_golden(g.format, g.golden, r.out);
   // -o writes the same bytes, and nothing on stdout.
   TempDir dir;
   auto o = dpscope_in_source(std::string("compare ") + kKubeProxy + " " + kCilium + " --format " + g.format +
