@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "analysis/analysis.h"
 #include "model/json.h"
 #include "util/error.h"
 
@@ -23,7 +24,7 @@ ClusterInput load_cluster(const std::string& dir, const std::string& label) {
   if (ec) throw InputError(dir, 0, "cannot list the folder: " + ec.message());
   std::sort(c.files.begin(), c.files.end());
   if (c.files.empty()) throw InputError(dir, 0, "no *.json node snapshots in this folder");
-  for (const auto& f : c.files) c.snapshots.push_back(model::load_snapshot(f));
+  c.snapshots = model::load_snapshots(c.files, {analysis::rule_detail_for});
   std::string name = fs::path(dir).lexically_normal().filename().string();
   if (name.empty()) name = fs::path(dir).lexically_normal().parent_path().filename().string();
   c.label = label.empty() ? name : label;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_set>
 
 namespace dpscope::analysis {
 
@@ -140,6 +141,7 @@ NetfilterAnalysis analyze_netfilter(const model::Snapshot& s) {
         if (set.name == "service-nodeports") n.kube_proxy_nft.nodeports += set.element_count;
       }
     }
+    std::unordered_set<std::string> table_ips;  // 20k services: no linear search per rule
     for (const auto& c : t.chains) {
       ts.rules += c.rule_count;
       const ChainFamily& fam = family_of(c.name, c.base.has_value());
@@ -169,9 +171,7 @@ NetfilterAnalysis analyze_netfilter(const model::Snapshot& s) {
           auto ip = single_address(r.match.destination->cidr);
           if (!ip) continue;
           ts.service_ip_rules += 1;
-          if (std::find(ts.service_ips.begin(), ts.service_ips.end(), *ip) == ts.service_ips.end()) {
-            ts.service_ips.push_back(*ip);
-          }
+          if (table_ips.insert(*ip).second) ts.service_ips.push_back(*ip);  // first-seen order
           all_ips.insert(*ip);
         }
       }
@@ -415,6 +415,16 @@ NodeAnalysis analyze(const model::Snapshot& s) {
   a.ebpf = analyze_ebpf(s);
   a.mode = decide_mode(a.netfilter, a.ebpf, s);
   return a;
+}
+
+model::RuleDetail rule_detail_for(std::string_view chain) {
+  if (chain == "KUBE-SERVICES") return model::RuleDetail::Full;
+  // services_view follows these jumps; fit_scale splits them into per-service
+  // and per-endpoint rules.
+  for (std::string_view prefix : {"KUBE-SVC-", "KUBE-SVL-", "KUBE-EXT-", "KUBE-FW-"}) {
+    if (chain.substr(0, prefix.size()) == prefix) return model::RuleDetail::Verdict;
+  }
+  return model::RuleDetail::None;
 }
 
 }  // namespace dpscope::analysis

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/json.h"
 #include "model/snapshot.h"
 
 namespace dpscope::analysis {
@@ -183,6 +184,13 @@ struct NodeAnalysis {
 };
 
 NodeAnalysis analyze(const model::Snapshot& s);
+
+// What analysis (analyze, fit_scale, services_view, check) reads of this
+// chain's rules: KUBE-SERVICES in full (service addresses, comments, ports),
+// the per-service chains' jump graph, and of every other chain only its
+// rule_count. Commands pass it to model::LoadOptions, so a 20k-service
+// snapshot's 200k KUBE-SEP rules are counted, not held. (`where` reads all.)
+model::RuleDetail rule_detail_for(std::string_view chain);
 
 // "10.96.0.1/32" -> "10.96.0.1" when the prefix is one address (/32, /128);
 // nullopt otherwise.

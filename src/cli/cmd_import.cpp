@@ -13,6 +13,7 @@
 #include "collectors/import/import.h"
 #include "model/iptables.h"
 #include "model/json.h"
+#include "model/snapshot_writer.h"
 #include "util/error.h"
 
 namespace dpscope::cli {

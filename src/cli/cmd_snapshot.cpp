@@ -10,10 +10,10 @@
 
 #include "cli/commands.h"
 #include "cli/host_env.h"
-#include "cli/snapshot_stream.h"
 #include "collectors/bpf/bpf.h"
 #include "collectors/netfilter/netfilter.h"
 #include "model/json.h"
+#include "model/snapshot_writer.h"
 #include "util/error.h"
 
 namespace dpscope::cli {
@@ -145,7 +145,7 @@ int run_snapshot(const SnapshotSettings& settings) {
   model::canonicalize(snapshot);
   phase("canonicalize");
   if (!settings.quiet) report_progress(snapshot);
-  save_snapshot_streamed(snapshot, settings.output);
+  model::save_snapshot(snapshot, settings.output);
   phase("write");
   return snapshot.unavailable.empty() ? kExitOk : kExitIncomplete;
 }

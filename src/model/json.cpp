@@ -503,10 +503,6 @@ void check_schema(const Reader& r) {
   }
 }
 
-size_t line_of_byte(const std::string& text, size_t byte) {
-  byte = std::min(byte, text.size());
-  return 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(byte), '\n'));
-}
 
 }  // namespace
 
@@ -576,16 +572,6 @@ Snapshot from_json(const json& j, const std::string& origin) {
   }
 }
 
-Snapshot from_json_text(const std::string& text, const std::string& origin) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw InputError(origin, line_of_byte(text, e.byte ? e.byte - 1 : 0), "invalid JSON: " + std::string(e.what()));
-  }
-  return from_json(j, origin);
-}
-
 std::string read_file(const std::string& path) {
   if (path == "-") {
     std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
@@ -601,11 +587,6 @@ std::string read_file(const std::string& path) {
   ss << in.rdbuf();
   if (in.bad()) throw InputError(path, 0, std::string("read failed: ") + std::strerror(errno));
   return ss.str();
-}
-
-Snapshot load_snapshot(const std::string& path) {
-  const std::string origin = path == "-" ? "<stdin>" : path;
-  return from_json_text(read_file(path), origin);
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {
@@ -650,10 +631,6 @@ void write_file_atomically(const std::string& path, const std::string& content) 
     ::unlink(tmp.c_str());
     throw InputError(path, 0, std::string("cannot write output file: ") + std::strerror(err));
   }
-}
-
-void save_snapshot(const Snapshot& s, const std::string& path) {
-  write_file_atomically(path, to_json(s).dump(1) + "\n");
 }
 
 }  // namespace dpscope::model

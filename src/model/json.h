@@ -10,18 +10,39 @@ namespace dpscope::model {
 
 nlohmann::json to_json(const Snapshot& s);
 
+#include <cstdint>
+#include <functional>
+#include <string_view>
+
+// How much of a chain's rules a reader keeps.
+enum class RuleDetail : uint8_t {
+  None,     // rule_count only (rules_recorded = false)
+  Verdict,  // each rule's position, verdict_kind and target: the jump graph
+            // (match, target_args, counters, raw left empty)
+  Full,
+};
+
+struct LoadOptions {
+  // When set, decides per chain how much of its rules to keep. A report reads
+  // the rules of a few chains (analysis::rule_detail_for); a 20k-service node
+  // has 350k rules, most of them never read.
+  std::function<RuleDetail(std::string_view chain)> rule_detail;
+};
+
 // Throws InputError(origin, line, what) on invalid JSON, a wrong or unknown
 // schema, or a field of the wrong type. `origin` names the source in messages.
-Snapshot from_json_text(const std::string& text, const std::string& origin);
+// The text forms stream (model/snapshot_reader.cpp): no JSON tree of rules.
+Snapshot from_json_text(const std::string& text, const std::string& origin, const LoadOptions& options = {});
 Snapshot from_json(const nlohmann::json& j, const std::string& origin);
 
-// Reads a snapshot file ("-" = stdin).
-Snapshot load_snapshot(const std::string& path);
+// Reads a snapshot file ("-" = stdin), streaming.
+Snapshot load_snapshot(const std::string& path, const LoadOptions& options = {});
 
-// Writes the snapshot as pretty JSON: to stdout for "-", otherwise atomically
-// (temporary file in the same directory, then rename) so a failure never
-// leaves a half-written file.
-void save_snapshot(const Snapshot& s, const std::string& path);
+// Reads several, in parallel (one thread per core); in the order given. The
+// first failing path's error is thrown.
+std::vector<Snapshot> load_snapshots(const std::vector<std::string>& paths, const LoadOptions& options = {});
+
+// Writing a snapshot file: model/snapshot_writer.h (streamed, no JSON tree).
 
 // Atomic write used by every command with -o.
 void write_file_atomically(const std::string& path, const std::string& content);

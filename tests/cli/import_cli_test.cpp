@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "model/json.h"
+#include "model/snapshot_writer.h"
 #include "tests/support/process.h"
 
 namespace dpscope::test {

@@ -1,15 +1,17 @@
-// The streamed snapshot writer of `dpscope snapshot` writes exactly the bytes
-// model::save_snapshot writes (to_json(s).dump(1)), so live files stay
-// byte-comparable and no field is lost on the fast path.
+// The streamed snapshot writer (every command that writes a snapshot) writes
+// the content of model::to_json(s) -- no field lost or renamed on the fast
+// path -- in dump(1)'s layout except one compact line per rule and element.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <cstdlib>
 
-#include "cli/snapshot_stream.h"
 #include "model/json.h"
+#include "model/snapshot_writer.h"
 
-namespace dpscope::cli {
+#include <sstream>
+
+namespace dpscope::model {
 namespace {
 
 model::Snapshot populated() {
@@ -82,24 +84,45 @@ std::string streamed(const model::Snapshot& s) {
   char* data = nullptr;
   size_t size = 0;
   std::FILE* f = open_memstream(&data, &size);
-  write_snapshot_stream(s, f);
+  write_snapshot(s, f);
   std::fclose(f);
   std::string out(data, size);
   std::free(data);
   return out;
 }
 
-TEST(SnapshotStream, SameBytesAsModelJson) {
+TEST(SnapshotWriter, SameContentAsModelJson) {
   const model::Snapshot s = populated();
-  EXPECT_EQ(streamed(s), model::to_json(s).dump(1) + "\n");
+  EXPECT_EQ(nlohmann::json::parse(streamed(s)), model::to_json(s));
 }
 
-TEST(SnapshotStream, EmptySnapshotAndNoTables) {
+TEST(SnapshotWriter, OneCompactLinePerRuleAndElement) {
+  const model::Snapshot s = populated();
+  const std::string text = streamed(s);
+  size_t rule_lines = 0, element_lines = 0;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("\"position\":") != std::string::npos) {
+      ++rule_lines;
+      EXPECT_EQ(line.find(": "), std::string::npos) << line;  // compact: no space after a colon
+      const auto start = line.find_first_not_of(' ');
+      EXPECT_TRUE(nlohmann::json::accept(line.substr(start, line.find_last_of('}') - start + 1))) << line;
+    }
+    if (line.find("{\"comment\":\"ns1/svc1\",\"key\":") != std::string::npos ||
+        line.find("{\"key\":\"1.2.3.4 . tcp . 80\"}") != std::string::npos) {
+      ++element_lines;
+    }
+  }
+  EXPECT_EQ(rule_lines, 3u);
+  EXPECT_EQ(element_lines, 2u);
+}
+
+TEST(SnapshotWriter, EmptySnapshotAndNoTables) {
   model::Snapshot s;
   EXPECT_EQ(streamed(s), model::to_json(s).dump(1) + "\n");
 }
 
-TEST(SnapshotStream, InvalidUtf8BecomesReplacementCharacter) {
+TEST(SnapshotWriter, InvalidUtf8BecomesReplacementCharacter) {
   model::Snapshot s = populated();
   s.netfilter.tables[0].chains[0].rules[0].match.comment = "bad \xFF byte";
   const auto parsed = nlohmann::json::parse(streamed(s));
@@ -107,4 +130,4 @@ TEST(SnapshotStream, InvalidUtf8BecomesReplacementCharacter) {
 }
 
 }  // namespace
-}  // namespace dpscope::cli
+}  // namespace dpscope::model

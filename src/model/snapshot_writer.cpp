@@ -1,9 +1,10 @@
-#include "cli/snapshot_stream.h"
+#include "model/snapshot_writer.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -13,12 +14,14 @@
 #include "model/json.h"
 #include "util/error.h"
 
-namespace dpscope::cli {
+namespace dpscope::model {
 
 namespace {
 
-// Emits JSON the way nlohmann::json::dump(1) does. Callers write the keys of
-// each object in sorted order (nlohmann's objects are std::maps).
+// Emits JSON the way nlohmann::json::dump(1) does, or, inside inline(), as
+// dump() does (no whitespace). Callers write the keys of each object in
+// sorted order (nlohmann's objects are std::maps), so the content equals
+// to_json()'s.
 class Writer {
  public:
   explicit Writer(std::FILE* out) : out_(out) { buf_.reserve(kChunk + 4096); }
@@ -36,6 +39,7 @@ class Writer {
     buf_.clear();
   }
   void indent(int level) {
+    if (inline_) return;
     buf_ += '\n';
     buf_.append(static_cast<size_t>(level), ' ');
   }
@@ -81,15 +85,11 @@ class Writer {
     buf_ += '"';
     if (buf_.size() >= kChunk) flush();
   }
-  void number(uint64_t v) {
+  template <typename Int>
+  void number(Int v) {
     char b[24];
-    const int n = std::snprintf(b, sizeof b, "%llu", static_cast<unsigned long long>(v));
-    buf_.append(b, static_cast<size_t>(n));
-  }
-  void number(int64_t v) {
-    char b[24];
-    const int n = std::snprintf(b, sizeof b, "%lld", static_cast<long long>(v));
-    buf_.append(b, static_cast<size_t>(n));
+    const auto r = std::to_chars(b, b + sizeof b, v);
+    buf_.append(b, static_cast<size_t>(r.ptr - b));
   }
   void boolean(bool v) { buf_ += v ? "true" : "false"; }
 
@@ -106,7 +106,7 @@ class Writer {
     indent(level);
     buf_ += '"';
     buf_.append(k);
-    buf_ += "\": ";
+    buf_ += inline_ ? "\":" : "\": ";
   }
   void item(int level) {
     if (!first_) buf_ += ',';
@@ -117,6 +117,12 @@ class Writer {
     if (!empty) indent(level);
     raw(std::string_view(&c, 1));
     first_ = false;
+  }
+  // Everything written until end_inline() goes on the current line.
+  void begin_inline() { inline_ = true; }
+  void end_inline() {
+    inline_ = false;
+    if (buf_.size() >= kChunk) flush();
   }
   bool first_ = true;
 
@@ -135,17 +141,18 @@ class Writer {
   std::FILE* out_;
   std::string buf_;
   int level_ = 0;
+  bool inline_ = false;
 };
 
 // Each write_* starts at the current position and nests at `level`.
-void write_counters(Writer& w, const model::Counters& c, int level) {
+void write_counters(Writer& w, const Counters& c, int level) {
   w.open('{', level);
   w.key("bytes", level + 1), w.number(c.bytes);
   w.key("packets", level + 1), w.number(c.packets);
   w.close('}', level, false);
 }
 
-void write_prefix(Writer& w, const model::Prefix& p, int level) {
+void write_prefix(Writer& w, const Prefix& p, int level) {
   w.open('{', level);
   w.key("cidr", level + 1), w.string(p.cidr);
   w.key("negated", level + 1), w.boolean(p.negated);
@@ -158,8 +165,9 @@ void write_strings(Writer& w, const std::vector<std::string>& v, int level) {
   w.close(']', level, v.empty());
 }
 
-void write_rule(Writer& w, const model::Rule& r, int level) {
+void write_rule(Writer& w, const Rule& r, int level) {
   const auto& m = r.match;
+  w.begin_inline();
   w.open('{', level);
   if (r.counters) w.key("counters", level + 1), write_counters(w, *r.counters, level + 1);
   w.key("match", level + 1);
@@ -182,16 +190,17 @@ void write_rule(Writer& w, const model::Rule& r, int level) {
     if (m.source) w.key("source", ml + 1), write_prefix(w, *m.source, ml + 1);
     w.close('}', ml, empty);
   }
-  w.key("position", level + 1), w.number(uint64_t{r.position});
+  w.key("position", level + 1), w.number(r.position);
   if (r.undecoded) w.key("raw", level + 1), w.string(r.raw);
   if (!r.target.empty()) w.key("target", level + 1), w.string(r.target);
   if (!r.target_args.empty()) w.key("target_args", level + 1), w.string(r.target_args);
   if (r.undecoded) w.key("undecoded", level + 1), w.boolean(true);
   w.key("verdict_kind", level + 1), w.string(r.verdict_kind);
   w.close('}', level, false);
+  w.end_inline();
 }
 
-void write_chain(Writer& w, const model::Chain& c, int level) {
+void write_chain(Writer& w, const Chain& c, int level) {
   w.open('{', level);
   if (c.base) {
     const int bl = level + 1;
@@ -199,7 +208,7 @@ void write_chain(Writer& w, const model::Chain& c, int level) {
     w.open('{', bl);
     w.key("hook", bl + 1), w.string(c.base->hook);
     w.key("policy", bl + 1), w.string(c.base->policy);
-    w.key("priority", bl + 1), w.number(int64_t{c.base->priority});
+    w.key("priority", bl + 1), w.number(c.base->priority);
     w.key("type", bl + 1), w.string(c.base->type);
     w.close('}', bl, false);
   }
@@ -214,7 +223,7 @@ void write_chain(Writer& w, const model::Chain& c, int level) {
   w.close('}', level, false);
 }
 
-void write_set(Writer& w, const model::NftSet& s, int level) {
+void write_set(Writer& w, const NftSet& s, int level) {
   w.open('{', level);
   w.key("comment", level + 1), w.string(s.comment);
   w.key("data_type", level + 1), w.string(s.data_type);
@@ -224,11 +233,13 @@ void write_set(Writer& w, const model::NftSet& s, int level) {
   for (const auto& e : s.elements) {
     const int el = level + 2;
     w.item(el);
+    w.begin_inline();
     w.open('{', el);
     if (!e.comment.empty()) w.key("comment", el + 1), w.string(e.comment);
     w.key("key", el + 1), w.string(e.key);
     if (!e.value.empty()) w.key("value", el + 1), w.string(e.value);
     w.close('}', el, false);
+    w.end_inline();
   }
   w.close(']', level + 1, s.elements.empty());
   w.key("elements_recorded", level + 1), w.boolean(s.elements_recorded);
@@ -238,9 +249,9 @@ void write_set(Writer& w, const model::NftSet& s, int level) {
   w.close('}', level, false);
 }
 
-void write_table(Writer& w, const model::Table& t, int level) {
+void write_table(Writer& w, const Table& t, int level) {
   w.open('{', level);
-  w.key("backend", level + 1), w.string(model::to_string(t.backend));
+  w.key("backend", level + 1), w.string(to_string(t.backend));
   w.key("chains", level + 1);
   w.open('[', level + 1);
   for (const auto& c : t.chains) w.item(level + 2), write_chain(w, c, level + 2);
@@ -256,17 +267,17 @@ void write_table(Writer& w, const model::Table& t, int level) {
 
 }  // namespace
 
-void write_snapshot_stream(const model::Snapshot& s, std::FILE* out) {
+void write_snapshot(const Snapshot& s, std::FILE* out) {
   // Everything but the tables through the model's own JSON form, so no field
   // is spelled twice; the tables go where its empty "tables" array is.
-  model::Snapshot rest;
+  Snapshot rest;
   rest.schema = s.schema;
   rest.node = s.node;
   rest.netfilter.collected = s.netfilter.collected;
   rest.netfilter.collection = s.netfilter.collection;
   rest.ebpf = s.ebpf;
   rest.unavailable = s.unavailable;
-  const std::string text = model::to_json(rest).dump(1);
+  const std::string text = to_json(rest).dump(1);
   const std::string marker = "\n  \"tables\": []";
   const size_t at = text.find(marker);
   if (at == std::string::npos || text.find(marker, at + 1) != std::string::npos) {
@@ -283,13 +294,38 @@ void write_snapshot_stream(const model::Snapshot& s, std::FILE* out) {
   w.flush();
 }
 
-void save_snapshot_streamed(const model::Snapshot& s, const std::string& path) {
+namespace {
+
+[[noreturn]] void write_failed(const std::string& path, int err) {
+  throw InputError(path, 0, std::string("cannot write output file: ") + std::strerror(err ? err : EIO));
+}
+
+}  // namespace
+
+void save_snapshot(const Snapshot& s, const std::string& path) {
   if (path == "-") {
     try {
-      write_snapshot_stream(s, stdout);
+      write_snapshot(s, stdout);
       if (std::fflush(stdout) != 0) throw std::runtime_error(std::strerror(errno));
-    } catch (const std::runtime_error& e) {
+    } catch (const std::runtime_error&) {
       throw SystemError("writing the snapshot to stdout", errno ? errno : EIO);
+    }
+    return;
+  }
+  static constexpr size_t kBuffer = 1 << 20;
+  // An existing FIFO or device (/dev/null, /dev/stdout) is written in place:
+  // renaming a temporary file over it would replace the node itself.
+  struct stat existing {};
+  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
+    if (S_ISDIR(existing.st_mode)) throw InputError(path, 0, "is a directory, expected a file");
+    std::unique_ptr<std::FILE, decltype(&std::fclose)> f(std::fopen(path.c_str(), "w"), std::fclose);
+    if (!f) write_failed(path, errno);
+    std::setvbuf(f.get(), nullptr, _IOFBF, kBuffer);
+    try {
+      write_snapshot(s, f.get());
+      if (std::fclose(f.release()) != 0) throw std::runtime_error(std::strerror(errno));
+    } catch (const std::runtime_error&) {
+      write_failed(path, errno);
     }
     return;
   }
@@ -301,22 +337,21 @@ void save_snapshot_streamed(const model::Snapshot& s, const std::string& path) {
     const int err = errno;
     ::close(fd);
     ::unlink(tmp.c_str());
-    throw InputError(path, 0, std::string("cannot write output file: ") + std::strerror(err));
+    write_failed(path, err);
   }
-  static constexpr size_t kBuffer = 1 << 20;
   std::setvbuf(f.get(), nullptr, _IOFBF, kBuffer);
   try {
-    write_snapshot_stream(s, f.get());
+    write_snapshot(s, f.get());
     if (std::fflush(f.get()) != 0) throw std::runtime_error(std::strerror(errno));
-    ::fchmod(fileno(f.get()), 0644);  // as model::write_file_atomically
+    ::fchmod(fileno(f.get()), 0644);  // as write_file_atomically
     if (std::fclose(f.release()) != 0) throw std::runtime_error(std::strerror(errno));
     if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error(std::strerror(errno));
-  } catch (const std::runtime_error& e) {
-    const int err = errno ? errno : EIO;
+  } catch (const std::runtime_error&) {
+    const int err = errno;
     f.reset();
     ::unlink(tmp.c_str());
-    throw InputError(path, 0, std::string("cannot write output file: ") + std::strerror(err));
+    write_failed(path, err);
   }
 }
 
-}  // namespace dpscope::cli
+}  // namespace dpscope::model

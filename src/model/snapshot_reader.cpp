@@ -1,0 +1,607 @@
+// Reads a snapshot without a JSON tree of its rules.
+//
+// A 20k-service snapshot holds ~350k rules; as an nlohmann DOM they cost
+// ~2.5 KB each and most of the load time. So the SAX events under
+// /netfilter/tables/N/chains build model::Chain and model::Rule directly
+// (and drop the rules of chains the caller does not read), while everything
+// else -- a few hundred small objects -- goes through the DOM and the same
+// from_json() as before, so field checks and messages stay in one place.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <thread>
+#include <limits>
+#include <stdexcept>
+
+#include "model/json.h"
+#include "util/error.h"
+
+namespace dpscope::model {
+
+namespace {
+
+using nlohmann::json;
+
+// Keys of the chain-level records, resolved once per key event.
+enum class Key : uint8_t {
+  Other,
+  // chain
+  Base, Name, PolicyCounters, RuleCount, Rules, RulesRecorded,
+  // base
+  Hook, Type, Priority, Policy,
+  // counters
+  Packets, Bytes,
+  // rule
+  Counters, Match, Position, Raw, Target, TargetArgs, Undecoded, VerdictKind,
+  // match
+  Comment, Destination, Dport, DportNegated, Modules, Protocol, ProtocolNegated, Source,
+  // prefix
+  Cidr, Negated,
+};
+
+Key key_of(const std::string& k) {
+  // Called for every key of every rule: dispatch on length before comparing.
+  switch (k.size()) {
+    case 3: return k == "raw" ? Key::Raw : Key::Other;
+    case 4:
+      return k == "name" ? Key::Name : k == "base" ? Key::Base : k == "hook" ? Key::Hook : k == "type" ? Key::Type
+             : k == "cidr" ? Key::Cidr : Key::Other;
+    case 5: return k == "rules" ? Key::Rules : k == "match" ? Key::Match : k == "bytes" ? Key::Bytes
+                   : k == "dport" ? Key::Dport : Key::Other;
+    case 6: return k == "policy" ? Key::Policy : k == "target" ? Key::Target : k == "source" ? Key::Source : Key::Other;
+    case 7: return k == "packets" ? Key::Packets : k == "comment" ? Key::Comment : k == "modules" ? Key::Modules
+                   : k == "negated" ? Key::Negated : Key::Other;
+    case 8: return k == "priority" ? Key::Priority : k == "counters" ? Key::Counters : k == "position" ? Key::Position
+                   : k == "protocol" ? Key::Protocol : Key::Other;
+    case 9: return k == "undecoded" ? Key::Undecoded : Key::Other;
+    case 10: return k == "rule_count" ? Key::RuleCount : Key::Other;
+    case 11: return k == "target_args" ? Key::TargetArgs : k == "destination" ? Key::Destination : Key::Other;
+    case 12: return k == "verdict_kind" ? Key::VerdictKind : Key::Other;
+    case 13: return k == "dport_negated" ? Key::DportNegated : Key::Other;
+    case 14: return k == "rules_recorded" ? Key::RulesRecorded : Key::Other;
+    case 15: return k == "policy_counters" ? Key::PolicyCounters : Key::Other;
+    case 16: return k == "protocol_negated" ? Key::ProtocolNegated : Key::Other;
+    default: return Key::Other;
+  }
+}
+
+// Where a chain-level value sits, innermost last.
+enum class Frame : uint8_t { ChainList, Chain, Base, PolicyCounters, RuleList, Rule, Match, RuleCounters, Prefix, Modules };
+
+// One scalar event, as the Reader in json.cpp would see it.
+struct Scalar {
+  enum Kind { Null, Bool, Unsigned, Signed, Float, String } kind;
+  bool b = false;
+  uint64_t u = 0;
+  int64_t i = 0;
+  std::string* s = nullptr;
+};
+
+class SnapshotSax {
+ public:
+  SnapshotSax(json& root, const LoadOptions& options) : dom_(root, false), options_(options) {}
+
+  // Tables' chains, by table index, to splice into from_json()'s tables.
+  std::vector<std::vector<Chain>> chains;
+  // The first problem in the chains (reported after the schema check).
+  std::string chain_error;
+  // A JSON syntax error: byte offset and nlohmann's message.
+  std::optional<std::pair<size_t, std::string>> syntax_error;
+
+  // ---- SAX interface (nlohmann calls these by name, no virtuals) ----
+  bool null() { return in_chains() ? scalar({Scalar::Null}) : dom_.null(); }
+  bool boolean(bool v) {
+    if (!in_chains()) return dom_.boolean(v);
+    Scalar s{Scalar::Bool};
+    s.b = v;
+    return scalar(s);
+  }
+  bool number_integer(json::number_integer_t v) {
+    if (!in_chains()) return dom_.number_integer(v);
+    Scalar s{Scalar::Signed};
+    s.i = v;
+    return scalar(s);
+  }
+  bool number_unsigned(json::number_unsigned_t v) {
+    if (!in_chains()) return dom_.number_unsigned(v);
+    Scalar s{Scalar::Unsigned};
+    s.u = v;
+    return scalar(s);
+  }
+  bool number_float(json::number_float_t v, const std::string& text) {
+    return in_chains() ? scalar({Scalar::Float}) : dom_.number_float(v, text);
+  }
+  bool string(std::string& v) {
+    if (!in_chains()) return dom_.string(v);
+    Scalar s{Scalar::String};
+    s.s = &v;
+    return scalar(s);
+  }
+  bool binary(json::binary_t& v) { return in_chains() ? scalar({Scalar::Null}) : dom_.binary(v); }
+
+  bool key(std::string& k) {
+    if (in_chains()) {
+      if (skip_ == 0) key_ = key_of(k);
+      return true;
+    }
+    if (depth_ < kPathDepth) path_key_[depth_] = k;
+    return dom_.key(k);
+  }
+
+  bool start_object(std::size_t n) {
+    if (in_chains()) return open(false);
+    // The tables' elements are the objects at depth 3 under /netfilter/tables.
+    if (depth_ == 3 && at_tables()) ++table_index_;
+    ++depth_;
+    return dom_.start_object(n);
+  }
+  bool end_object() {
+    if (in_chains()) return close();
+    --depth_;
+    return dom_.end_object();
+  }
+  bool start_array(std::size_t n) {
+    if (in_chains()) return open(true);
+    if (depth_ == 4 && at_tables() && path_key_[4] == "chains") {
+      // Enter chain mode; the DOM gets an empty array in its place.
+      while (chains.size() <= static_cast<size_t>(table_index_)) chains.emplace_back();
+      frames_.push_back(Frame::ChainList);
+      return dom_.start_array(0) && dom_.end_array();
+    }
+    ++depth_;
+    return dom_.start_array(n);
+  }
+  bool end_array() {
+    if (in_chains()) return close();
+    --depth_;
+    return dom_.end_array();
+  }
+  bool parse_error(std::size_t byte, const std::string&, const nlohmann::detail::exception& e) {
+    syntax_error = {byte, e.what()};
+    return false;
+  }
+
+ private:
+  static constexpr int kPathDepth = 8;
+
+  bool in_chains() const { return !frames_.empty(); }
+  bool at_tables() const { return path_key_[1] == "netfilter" && path_key_[2] == "tables"; }
+
+  std::vector<Chain>& table_chains() { return chains[static_cast<size_t>(table_index_)]; }
+
+  // JSON pointer of the current chain-level position, for messages.
+  std::string where(const char* field) const {
+    std::string p = "/netfilter/tables/" + std::to_string(table_index_) + "/chains/" + std::to_string(chain_index_);
+    for (size_t i = 1; i < frames_.size(); ++i) {
+      switch (frames_[i]) {
+        case Frame::Base: p += "/base"; break;
+        case Frame::PolicyCounters: p += "/policy_counters"; break;
+        case Frame::RuleList: p += "/rules"; break;
+        case Frame::Rule: p += "/" + std::to_string(rule_index_); break;
+        case Frame::Match: p += "/match"; break;
+        case Frame::RuleCounters: p += "/counters"; break;
+        case Frame::Prefix: p += prefix_is_source_ ? "/source" : "/destination"; break;
+        case Frame::Modules: p += "/modules"; break;
+        default: break;
+      }
+    }
+    if (field) p += std::string("/") + field;
+    return p;
+  }
+  void fail(const char* field, const std::string& what) {
+    if (chain_error.empty()) chain_error = where(field) + ": " + what;
+  }
+
+  // ---- typed setters: the same rules as the DOM Reader ----
+  void set(std::string& to, const Scalar& s, const char* field) {
+    if (s.kind == Scalar::Null) return;  // null = absent
+    if (s.kind != Scalar::String) return fail(field, "expected a string");
+    to = std::move(*s.s);
+  }
+  void set(bool& to, const Scalar& s, const char* field) {
+    if (s.kind == Scalar::Null) return;
+    if (s.kind != Scalar::Bool) return fail(field, "expected true or false");
+    to = s.b;
+  }
+  template <typename T>
+  bool integer(T& to, const Scalar& s, const char* field) {
+    if (s.kind == Scalar::Null) return false;
+    if (s.kind == Scalar::Unsigned) {
+      if (s.u > static_cast<uint64_t>(std::numeric_limits<T>::max())) return fail(field, "integer out of range"), false;
+      to = static_cast<T>(s.u);
+      return true;
+    }
+    if (s.kind == Scalar::Signed) {
+      if (s.i < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+          (s.i > 0 && static_cast<uint64_t>(s.i) > static_cast<uint64_t>(std::numeric_limits<T>::max()))) {
+        return fail(field, "integer out of range"), false;
+      }
+      to = static_cast<T>(s.i);
+      return true;
+    }
+    fail(field, "expected an integer");
+    return false;
+  }
+
+  bool scalar(const Scalar& s) {
+    if (skip_ > 0) return true;
+    switch (frames_.back()) {
+      case Frame::ChainList:
+      case Frame::RuleList:
+        fail(nullptr, "expected an object");
+        break;
+      case Frame::Chain:
+        switch (key_) {
+          case Key::Name:
+            set(chain_.name, s, "name");
+            has_name_ = s.kind == Scalar::String;
+            break;
+          case Key::RuleCount: has_rule_count_ = integer(chain_.rule_count, s, "rule_count"); break;
+          case Key::RulesRecorded: set(recorded_in_file_, s, "rules_recorded"); break;
+          case Key::Base: case Key::PolicyCounters: case Key::Rules:
+            if (s.kind != Scalar::Null) fail(key_ == Key::Rules ? "rules" : key_ == Key::Base ? "base" : "policy_counters",
+                                             key_ == Key::Rules ? "expected an array" : "expected an object");
+            break;
+          default: break;
+        }
+        break;
+      case Frame::Base:
+        switch (key_) {
+          case Key::Hook: set(chain_.base->hook, s, "hook"); break;
+          case Key::Type: set(chain_.base->type, s, "type"); break;
+          case Key::Policy: set(chain_.base->policy, s, "policy"); break;
+          case Key::Priority: integer(chain_.base->priority, s, "priority"); break;
+          default: break;
+        }
+        break;
+      case Frame::PolicyCounters:
+      case Frame::RuleCounters: {
+        Counters& c = frames_.back() == Frame::PolicyCounters ? *chain_.policy_counters : *rule_.counters;
+        if (key_ == Key::Packets) counters_seen_ |= integer(c.packets, s, "packets") ? 1 : 0;
+        if (key_ == Key::Bytes) counters_seen_ |= integer(c.bytes, s, "bytes") ? 2 : 0;
+        break;
+      }
+      case Frame::Rule:
+        switch (key_) {
+          case Key::Position: has_position_ = integer(rule_.position, s, "position"); break;
+          case Key::Raw: set(rule_.raw, s, "raw"); break;
+          case Key::Target: set(rule_.target, s, "target"); break;
+          case Key::TargetArgs: set(rule_.target_args, s, "target_args"); break;
+          case Key::Undecoded: set(rule_.undecoded, s, "undecoded"); break;
+          case Key::VerdictKind: set(rule_.verdict_kind, s, "verdict_kind"); break;
+          case Key::Match: case Key::Counters:
+            if (s.kind != Scalar::Null) fail(key_ == Key::Match ? "match" : "counters", "expected an object");
+            break;
+          default: break;
+        }
+        break;
+      case Frame::Match: {
+        RuleMatch& m = rule_.match;
+        switch (key_) {
+          case Key::Comment: set(m.comment, s, "comment"); break;
+          case Key::Dport: set(m.dport, s, "dport"); break;
+          case Key::DportNegated: set(m.dport_negated, s, "dport_negated"); break;
+          case Key::Protocol: set(m.protocol, s, "protocol"); break;
+          case Key::ProtocolNegated: set(m.protocol_negated, s, "protocol_negated"); break;
+          case Key::Source: case Key::Destination: case Key::Modules:
+            if (s.kind != Scalar::Null) fail(nullptr, "expected an object or array");
+            break;
+          default: break;
+        }
+        break;
+      }
+      case Frame::Prefix: {
+        Prefix& p = prefix_is_source_ ? *rule_.match.source : *rule_.match.destination;
+        if (key_ == Key::Cidr) {
+          set(p.cidr, s, "cidr");
+          has_cidr_ = s.kind == Scalar::String;
+        }
+        if (key_ == Key::Negated) set(p.negated, s, "negated");
+        break;
+      }
+      case Frame::Modules:
+        if (s.kind != Scalar::String) {
+          fail(nullptr, "expected a string");
+        } else {
+          rule_.match.modules.push_back(std::move(*s.s));
+        }
+        break;
+    }
+    return true;
+  }
+
+  bool open(bool array) {
+    if (skip_ > 0) {
+      ++skip_;
+      if (skip_ == 2 && counting_skipped_rules_ && !array) ++skipped_rules_;
+      return true;
+    }
+    const Frame at = frames_.back();
+    auto push = [&](Frame f) {
+      frames_.push_back(f);
+      return true;
+    };
+    auto skip = [&] {
+      skip_ = 1;
+      return true;
+    };
+    if (at == Frame::ChainList) {
+      if (array) return fail(nullptr, "expected an object"), skip();
+      chain_ = Chain{};
+      has_name_ = has_rule_count_ = rules_dropped_ = false;
+      detail_ = RuleDetail::Full;
+      recorded_in_file_ = true;
+      skipped_rules_ = 0;
+      return push(Frame::Chain);
+    }
+    if (at == Frame::Chain) {
+      if (key_ == Key::Base && !array) {
+        chain_.base = BaseChain{};
+        return push(Frame::Base);
+      }
+      if (key_ == Key::PolicyCounters && !array) {
+        chain_.policy_counters = Counters{};
+        counters_seen_ = 0;
+        return push(Frame::PolicyCounters);
+      }
+      if (key_ == Key::Rules && array) {
+        rule_index_ = -1;
+        // Rules of a chain nobody reads are counted, not kept (name comes first
+        // in dpscope's own files; otherwise they are kept and dropped at the end).
+        detail_ = has_name_ && options_.rule_detail ? options_.rule_detail(chain_.name) : RuleDetail::Full;
+        if (detail_ == RuleDetail::None) {
+          counting_skipped_rules_ = true;
+          skipped_rules_ = 0;
+          return skip();
+        }
+        return push(Frame::RuleList);
+      }
+      if (key_ == Key::Base || key_ == Key::PolicyCounters) fail(key_ == Key::Base ? "base" : "policy_counters", "expected an object");
+      if (key_ == Key::Rules) fail("rules", "expected an array");
+      return skip();  // unknown keys are ignored
+    }
+    if (at == Frame::RuleList) {
+      ++rule_index_;
+      if (array) return fail(nullptr, "expected an object"), skip();
+      rule_ = Rule{};
+      has_position_ = false;
+      return push(Frame::Rule);
+    }
+    if (at == Frame::Rule) {
+      if (key_ == Key::Match && !array) return push(Frame::Match);
+      if (key_ == Key::Counters && !array) {
+        rule_.counters = Counters{};
+        counters_seen_ = 0;
+        return push(Frame::RuleCounters);
+      }
+      if (key_ == Key::Match || key_ == Key::Counters) fail(key_ == Key::Match ? "match" : "counters", "expected an object");
+      return skip();
+    }
+    if (at == Frame::Match) {
+      if ((key_ == Key::Source || key_ == Key::Destination) && !array) {
+        prefix_is_source_ = key_ == Key::Source;
+        (prefix_is_source_ ? rule_.match.source : rule_.match.destination) = Prefix{};
+        has_cidr_ = false;
+        return push(Frame::Prefix);
+      }
+      if (key_ == Key::Modules && array) return push(Frame::Modules);
+      if (key_ == Key::Source || key_ == Key::Destination) {
+        fail(key_ == Key::Source ? "source" : "destination", "expected an object");
+      }
+      if (key_ == Key::Modules) fail("modules", "expected an array");
+      return skip();
+    }
+    if (at == Frame::Modules) fail(nullptr, "expected a string");
+    return skip();
+  }
+
+  bool close() {
+    if (skip_ > 0) {
+      --skip_;
+      if (skip_ == 0 && counting_skipped_rules_) {
+        counting_skipped_rules_ = false;
+        rules_dropped_ = true;
+      }
+      return true;
+    }
+    const Frame f = frames_.back();
+    frames_.pop_back();
+    switch (f) {
+      case Frame::ChainList:
+        chain_index_ = 0;
+        break;  // back to the DOM
+      case Frame::Chain:
+        finish_chain();
+        ++chain_index_;
+        break;
+      case Frame::PolicyCounters:
+      case Frame::RuleCounters:
+        frames_.push_back(f);
+        if (!(counters_seen_ & 1)) fail(nullptr, "missing key 'packets'");
+        else if (!(counters_seen_ & 2)) fail(nullptr, "missing key 'bytes'");
+        frames_.pop_back();
+        break;
+      case Frame::Prefix:
+        frames_.push_back(f);
+        if (!has_cidr_) fail(nullptr, "missing key 'cidr'");
+        frames_.pop_back();
+        break;
+      case Frame::Rule:
+        frames_.push_back(f);
+        finish_rule();
+        frames_.pop_back();
+        break;
+      default:
+        break;
+    }
+    return true;
+  }
+
+  void finish_rule() {
+    if (!has_position_) fail(nullptr, "missing key 'position'");
+    static const char* kinds[] = {"jump", "goto", "verdict", "target", "vmap", "none"};
+    if (std::find(std::begin(kinds), std::end(kinds), rule_.verdict_kind) == std::end(kinds)) {
+      fail("verdict_kind", "unknown verdict_kind '" + rule_.verdict_kind + "'");
+    }
+    chain_.rules.push_back(detail_ == RuleDetail::Verdict ? verdict_only(std::move(rule_)) : std::move(rule_));
+  }
+
+  static Rule verdict_only(Rule&& r) {
+    Rule v;
+    v.position = r.position;
+    v.verdict_kind = std::move(r.verdict_kind);
+    v.target = std::move(r.target);
+    return v;
+  }
+
+  void finish_chain() {
+    frames_.push_back(Frame::Chain);
+    if (!has_name_) fail(nullptr, "missing key 'name'");
+    const uint64_t in_file = rules_dropped_ ? skipped_rules_ : chain_.rules.size();
+    if (!has_rule_count_) chain_.rule_count = in_file;
+    if (recorded_in_file_ && chain_.rule_count != in_file) {
+      fail("rule_count", "rule_count " + std::to_string(chain_.rule_count) + " but " + std::to_string(in_file) +
+                             " rules recorded");
+    }
+    // Rules before the name were read in full; trim them now.
+    const RuleDetail detail = rules_dropped_                 ? RuleDetail::None
+                              : !options_.rule_detail ? RuleDetail::Full
+                                                      : options_.rule_detail(chain_.name);
+    chain_.rules_recorded = recorded_in_file_ && detail != RuleDetail::None;
+    if (detail == RuleDetail::None) chain_.rules.clear();
+    if (detail == RuleDetail::Verdict && detail_ == RuleDetail::Full) {
+      for (auto& r : chain_.rules) r = verdict_only(std::move(r));
+    }
+    chain_.rules.shrink_to_fit();       // a 20k-rule chain grown by doubling wastes up to half
+    frames_.pop_back();
+    table_chains().push_back(std::move(chain_));
+  }
+
+  nlohmann::detail::json_sax_dom_parser<json> dom_;
+  const LoadOptions& options_;
+
+  // DOM side: depth and the key at each depth, enough to find the chains.
+  int depth_ = 0;
+  std::string path_key_[kPathDepth];
+  int table_index_ = -1;
+
+  // Chain side.
+  std::vector<Frame> frames_;
+  int skip_ = 0;  // > 0: inside a value being ignored, its nesting depth
+  Key key_ = Key::Other;
+  Chain chain_;
+  Rule rule_;
+  int chain_index_ = 0;
+  int rule_index_ = -1;
+  bool has_name_ = false, has_rule_count_ = false, has_position_ = false, has_cidr_ = false;
+  bool prefix_is_source_ = false;
+  int counters_seen_ = 0;
+  RuleDetail detail_ = RuleDetail::Full;  // of the chain's rules being read
+  bool recorded_in_file_ = true;  // the file's rules_recorded (comes after rules)
+  bool counting_skipped_rules_ = false, rules_dropped_ = false;
+  uint64_t skipped_rules_ = 0;
+};
+
+size_t line_of_byte(std::istream& in, size_t byte) {
+  size_t line = 1;
+  char buf[1 << 16];
+  size_t seen = 0;
+  while (seen < byte && in) {
+    in.read(buf, static_cast<std::streamsize>(std::min(sizeof buf, byte - seen)));
+    const auto n = static_cast<size_t>(in.gcount());
+    line += static_cast<size_t>(std::count(buf, buf + n, '\n'));
+    seen += n;
+    if (n == 0) break;
+  }
+  return line;
+}
+
+// Parses with `parse(sax)`; `reopen()` gives the input again to find the line
+// of a syntax error.
+template <typename Parse, typename Reopen>
+Snapshot read_snapshot(Parse parse, Reopen reopen, const std::string& origin, const LoadOptions& options) {
+  json root;
+  SnapshotSax sax(root, options);
+  bool ok = false;
+  try {
+    ok = parse(sax);
+  } catch (const json::exception& e) {
+    throw InputError(origin, 0, std::string("invalid JSON: ") + e.what());
+  }
+  if (!ok || sax.syntax_error) {
+    const size_t byte = sax.syntax_error ? sax.syntax_error->first : 0;
+    const std::string what = sax.syntax_error ? sax.syntax_error->second : "unexpected end of input";
+    auto in = reopen();
+    throw InputError(origin, line_of_byte(*in, byte ? byte - 1 : 0), "invalid JSON: " + what);
+  }
+  Snapshot s = from_json(root, origin);  // schema first: a v2 file is "unsupported", not a chain error
+  if (!sax.chain_error.empty()) throw InputError(origin, 0, sax.chain_error);
+  for (size_t i = 0; i < sax.chains.size() && i < s.netfilter.tables.size(); ++i) {
+    s.netfilter.tables[i].chains = std::move(sax.chains[i]);
+  }
+  return s;
+}
+
+}  // namespace
+
+Snapshot from_json_text(const std::string& text, const std::string& origin, const LoadOptions& options) {
+  return read_snapshot([&](SnapshotSax& sax) { return json::sax_parse(text, &sax); },
+                       [&] { return std::make_unique<std::istringstream>(text); }, origin, options);
+}
+
+Snapshot load_snapshot(const std::string& path, const LoadOptions& options) {
+  const std::string origin = path == "-" ? "<stdin>" : path;
+  if (path == "-") return from_json_text(read_file(path), origin, options);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) throw InputError(path, 0, "is a directory, expected a file");
+  std::vector<char> buffer(1 << 20);  // outlives the stream that uses it
+  std::ifstream in;
+  in.rdbuf()->pubsetbuf(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+  in.open(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, std::string("cannot open: ") + std::strerror(errno));
+  auto parse = [&](SnapshotSax& sax) {
+    const bool ok = json::sax_parse(in, &sax);
+    if (in.bad()) throw InputError(path, 0, std::string("read failed: ") + std::strerror(errno));
+    return ok;
+  };
+  return read_snapshot(parse, [&] { return std::make_unique<std::ifstream>(path, std::ios::binary); }, origin, options);
+}
+
+std::vector<Snapshot> load_snapshots(const std::vector<std::string>& paths, const LoadOptions& options) {
+  std::vector<std::optional<Snapshot>> loaded(paths.size());
+  std::vector<std::exception_ptr> errors(paths.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next++) < paths.size();) {
+      try {
+        loaded[i] = load_snapshot(paths[i], options);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  // stdin cannot be shared; one file needs no thread.
+  const bool stdin_used = std::find(paths.begin(), paths.end(), "-") != paths.end();
+  const size_t threads = stdin_used ? 1 : std::min<size_t>(paths.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  std::vector<Snapshot> out;
+  out.reserve(paths.size());
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (errors[i]) std::rethrow_exception(errors[i]);
+    out.push_back(std::move(*loaded[i]));
+  }
+  return out;
+}
+
+}  // namespace dpscope::model
