@@ -6,7 +6,9 @@
 // (and drop the rules of chains the caller does not read), while everything
 // else -- a few hundred small objects -- goes through the DOM and the same
 // from_json() as before, so field checks and messages stay in one place.
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -23,6 +25,7 @@
 
 #include "model/json.h"
 #include "util/error.h"
+#include "util/fd.h"
 
 namespace dpscope::model {
 
@@ -85,9 +88,99 @@ struct Scalar {
   std::string* s = nullptr;
 };
 
+// The bytes nlohmann's lexer reads, from a file (1 MiB reads) or a string,
+// with one addition: skip_array(), asked for by the SAX handler right after
+// a '[' of rules it will not keep, jumps to the matching ']' with a plain
+// byte scan and counts the objects in between. Over half of a kube-proxy
+// node's rules (KUBE-SEP chains) are only counted by reports, and scanning
+// them is ~10x cheaper than tokenizing them. (Skipped bytes are checked for
+// balanced brackets and strings only, not for JSON grammar.)
+// What the SAX handler and the error path share with the Input, which the
+// parser owns (moved in, out of reach).
+struct InputControl {
+  bool skip_requested = false;  // set by the handler: skip the array just opened
+  uint64_t skipped_objects = 0; // objects in the last skipped array
+  uint64_t skipped_bytes = 0;   // bytes the lexer never saw (file offset = its offset + this)
+  int read_error = 0;
+};
+
+class Input {
+ public:
+  using char_type = char;
+
+  Input(std::string_view text, InputControl& control)
+      : control_(&control), pos_(text.data()), end_(text.data() + text.size()) {}
+  Input(int fd, InputControl& control)
+      : control_(&control), fd_(fd), buffer_(1 << 20), pos_(buffer_.data()), end_(buffer_.data()) {}
+
+  std::char_traits<char>::int_type get_character() {
+    if (control_->skip_requested) return skip_to_close();
+    if (pos_ == end_ && !refill()) return std::char_traits<char>::eof();
+    return std::char_traits<char>::to_int_type(*pos_++);
+  }
+
+ private:
+  bool refill() {
+    if (fd_ < 0) return false;
+    for (;;) {
+      const ssize_t n = ::read(fd_, buffer_.data(), buffer_.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) control_->read_error = errno;
+      if (n <= 0) return false;
+      pos_ = buffer_.data();
+      end_ = pos_ + n;
+      return true;
+    }
+  }
+
+  // Called just after the array's '['; returns its ']' (or EOF, which the
+  // lexer reports as a syntax error).
+  std::char_traits<char>::int_type skip_to_close() {
+    control_->skip_requested = false;
+    uint64_t objects = 0, bytes = 0;
+    int depth = 1;
+    bool in_string = false, escaped = false;
+    for (;;) {
+      if (pos_ == end_ && !refill()) return std::char_traits<char>::eof();
+      const char c = *pos_++;
+      ++bytes;
+      if (in_string) {
+        if (escaped) escaped = false;
+        else if (c == '\\') escaped = true;
+        else if (c == '"') in_string = false;
+        continue;
+      }
+      switch (c) {
+        case '"': in_string = true; break;
+        case '{':
+          if (depth == 1) ++objects;
+          ++depth;
+          break;
+        case '[': ++depth; break;
+        case '}':
+        case ']':
+          if (--depth == 0) {
+            control_->skipped_objects = objects;
+            control_->skipped_bytes += bytes - 1;  // the lexer sees this one
+            return std::char_traits<char>::to_int_type(c);
+          }
+          break;
+        default: break;
+      }
+    }
+  }
+
+  InputControl* control_;
+  int fd_ = -1;
+  std::vector<char> buffer_;
+  const char* pos_;
+  const char* end_;
+};
+
 class SnapshotSax {
  public:
-  SnapshotSax(json& root, const LoadOptions& options) : dom_(root, false), options_(options) {}
+  SnapshotSax(json& root, const LoadOptions& options, InputControl& input)
+      : dom_(root, false), options_(options), input_(input) {}
 
   // Tables' chains, by table index, to splice into from_json()'s tables.
   std::vector<std::vector<Chain>> chains;
@@ -321,7 +414,6 @@ class SnapshotSax {
   bool open(bool array) {
     if (skip_ > 0) {
       ++skip_;
-      if (skip_ == 2 && counting_skipped_rules_ && !array) ++skipped_rules_;
       return true;
     }
     const Frame at = frames_.back();
@@ -358,9 +450,9 @@ class SnapshotSax {
         // in dpscope's own files; otherwise they are kept and dropped at the end).
         detail_ = has_name_ && options_.rule_detail ? options_.rule_detail(chain_.name) : RuleDetail::Full;
         if (detail_ == RuleDetail::None) {
-          counting_skipped_rules_ = true;
-          skipped_rules_ = 0;
-          return skip();
+          input_.skip_requested = true;  // the next event is this array's end
+          skipping_rules_ = true;
+          return push(Frame::RuleList);
         }
         return push(Frame::RuleList);
       }
@@ -406,10 +498,6 @@ class SnapshotSax {
   bool close() {
     if (skip_ > 0) {
       --skip_;
-      if (skip_ == 0 && counting_skipped_rules_) {
-        counting_skipped_rules_ = false;
-        rules_dropped_ = true;
-      }
       return true;
     }
     const Frame f = frames_.back();
@@ -418,6 +506,13 @@ class SnapshotSax {
       case Frame::ChainList:
         chain_index_ = 0;
         break;  // back to the DOM
+      case Frame::RuleList:
+        if (skipping_rules_) {
+          skipping_rules_ = false;
+          rules_dropped_ = true;
+          skipped_rules_ = input_.skipped_objects;
+        }
+        break;
       case Frame::Chain:
         finish_chain();
         ++chain_index_;
@@ -487,6 +582,7 @@ class SnapshotSax {
 
   nlohmann::detail::json_sax_dom_parser<json> dom_;
   const LoadOptions& options_;
+  InputControl& input_;
 
   // DOM side: depth and the key at each depth, enough to find the chains.
   int depth_ = 0;
@@ -506,7 +602,7 @@ class SnapshotSax {
   int counters_seen_ = 0;
   RuleDetail detail_ = RuleDetail::Full;  // of the chain's rules being read
   bool recorded_in_file_ = true;  // the file's rules_recorded (comes after rules)
-  bool counting_skipped_rules_ = false, rules_dropped_ = false;
+  bool skipping_rules_ = false, rules_dropped_ = false;
   uint64_t skipped_rules_ = 0;
 };
 
@@ -524,23 +620,26 @@ size_t line_of_byte(std::istream& in, size_t byte) {
   return line;
 }
 
-// Parses with `parse(sax)`; `reopen()` gives the input again to find the line
-// of a syntax error.
-template <typename Parse, typename Reopen>
-Snapshot read_snapshot(Parse parse, Reopen reopen, const std::string& origin, const LoadOptions& options) {
+// Parses `input`; `reopen()` gives the input again to find the line of a
+// syntax error.
+template <typename Reopen>
+Snapshot read_snapshot(Input&& input, InputControl& in, Reopen reopen, const std::string& origin,
+                       const LoadOptions& options) {
   json root;
-  SnapshotSax sax(root, options);
+  nlohmann::detail::parser<json, Input> parser(std::move(input), nullptr, false);
+  SnapshotSax sax(root, options, in);
   bool ok = false;
   try {
-    ok = parse(sax);
+    ok = parser.sax_parse(&sax, true);
   } catch (const json::exception& e) {
     throw InputError(origin, 0, std::string("invalid JSON: ") + e.what());
   }
+  if (in.read_error) throw InputError(origin, 0, std::string("read failed: ") + std::strerror(in.read_error));
   if (!ok || sax.syntax_error) {
-    const size_t byte = sax.syntax_error ? sax.syntax_error->first : 0;
+    const size_t byte = (sax.syntax_error ? sax.syntax_error->first : 0) + in.skipped_bytes;
     const std::string what = sax.syntax_error ? sax.syntax_error->second : "unexpected end of input";
-    auto in = reopen();
-    throw InputError(origin, line_of_byte(*in, byte ? byte - 1 : 0), "invalid JSON: " + what);
+    auto again = reopen();
+    throw InputError(origin, line_of_byte(*again, byte ? byte - 1 : 0), "invalid JSON: " + what);
   }
   Snapshot s = from_json(root, origin);  // schema first: a v2 file is "unsupported", not a chain error
   if (!sax.chain_error.empty()) throw InputError(origin, 0, sax.chain_error);
@@ -553,8 +652,9 @@ Snapshot read_snapshot(Parse parse, Reopen reopen, const std::string& origin, co
 }  // namespace
 
 Snapshot from_json_text(const std::string& text, const std::string& origin, const LoadOptions& options) {
-  return read_snapshot([&](SnapshotSax& sax) { return json::sax_parse(text, &sax); },
-                       [&] { return std::make_unique<std::istringstream>(text); }, origin, options);
+  InputControl control;
+  return read_snapshot(Input(std::string_view(text), control), control, [&] { return std::make_unique<std::istringstream>(text); }, origin,
+                       options);
 }
 
 Snapshot load_snapshot(const std::string& path, const LoadOptions& options) {
@@ -562,17 +662,11 @@ Snapshot load_snapshot(const std::string& path, const LoadOptions& options) {
   if (path == "-") return from_json_text(read_file(path), origin, options);
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) throw InputError(path, 0, "is a directory, expected a file");
-  std::vector<char> buffer(1 << 20);  // outlives the stream that uses it
-  std::ifstream in;
-  in.rdbuf()->pubsetbuf(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-  in.open(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, std::string("cannot open: ") + std::strerror(errno));
-  auto parse = [&](SnapshotSax& sax) {
-    const bool ok = json::sax_parse(in, &sax);
-    if (in.bad()) throw InputError(path, 0, std::string("read failed: ") + std::strerror(errno));
-    return ok;
-  };
-  return read_snapshot(parse, [&] { return std::make_unique<std::ifstream>(path, std::ios::binary); }, origin, options);
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) throw InputError(path, 0, std::string("cannot open: ") + std::strerror(errno));
+  InputControl control;
+  return read_snapshot(Input(fd.get(), control), control, [&] { return std::make_unique<std::ifstream>(path, std::ios::binary); }, origin,
+                       options);
 }
 
 std::vector<Snapshot> load_snapshots(const std::vector<std::string>& paths, const LoadOptions& options) {

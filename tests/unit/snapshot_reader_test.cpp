@@ -233,5 +233,39 @@ TEST(SnapshotReader, SyntaxErrorsNameTheLine) {
   EXPECT_NE(error_of(text.substr(0, text.size() / 2)).find("invalid JSON"), std::string::npos);
 }
 
+TEST(SnapshotReader, SkippedRulesStillCountAndKeepErrorLines) {
+  // Rules of chains read as RuleDetail::None are skipped by a byte scan: the
+  // count must stay exact (brackets and braces inside strings included), and
+  // a syntax error after a skipped region must still name its line.
+  const LoadOptions none{[](std::string_view) { return RuleDetail::None; }};
+  Snapshot s = rich();
+  Chain& sep = s.netfilter.tables[0].chains[3];
+  ASSERT_EQ(sep.name, "KUBE-SEP-BBBB");
+  sep.rules[0].match.comment = "tricky ] } [ { \\\" \\";
+  sep.rules[1].match.modules = {"[", "{"};
+  const std::string text = written(s);
+  const Snapshot got = from_json_text(text, "t.json", none);
+  for (size_t c = 0; c < got.netfilter.tables[0].chains.size(); ++c) {
+    EXPECT_EQ(got.netfilter.tables[0].chains[c].rule_count, s.netfilter.tables[0].chains[c].rule_count);
+    EXPECT_FALSE(got.netfilter.tables[0].chains[c].rules_recorded);
+  }
+  // rule_count disagreeing with the skipped rules is still an error.
+  std::string wrong = text;
+  const size_t rc = wrong.find("\"rule_count\": 3", wrong.find("KUBE-SEP-BBBB"));
+  ASSERT_NE(rc, std::string::npos);
+  wrong.replace(rc, 15, "\"rule_count\": 4");
+  EXPECT_NE(error_of(wrong, none).find("rule_count 4 but 3 rules recorded"), std::string::npos) << error_of(wrong, none);
+  // A syntax error after the skipped KUBE-SEP rules names its own line.
+  std::string broken = text;
+  const size_t at = broken.find("\"name\": \"KUBE-SVC-AAAA\"", broken.find("KUBE-SEP-BBBB"));
+  broken.insert(at, ",");
+  const size_t line = 1 + static_cast<size_t>(std::count(broken.begin(), broken.begin() + static_cast<long>(at), '\n'));
+  EXPECT_NE(error_of(broken, none).find("t.json:" + std::to_string(line) + ": invalid JSON"), std::string::npos)
+      << error_of(broken, none);
+  // A file cut inside a skipped region is an error, not a short count.
+  const size_t cut = text.find("tricky");
+  EXPECT_NE(error_of(text.substr(0, cut), none).find("invalid JSON"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace dpscope::model
