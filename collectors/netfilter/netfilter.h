@@ -7,6 +7,7 @@
 #include <string>
 
 #include "model/snapshot.h"
+#include "model/snapshot_writer.h"
 #include "util/fd.h"
 
 namespace dpscope::netfilter {
@@ -23,6 +24,10 @@ struct Options {
   // Benchmark floor: do the same per-chain rule dumps but only count the
   // messages (no decoding, rules_recorded = false).
   bool receive_only = false;
+  // When set, nf_tables rules go to this spool as each chain is read instead
+  // of staying in the snapshot (model/snapshot_writer.h); write the snapshot
+  // with the same spool.
+  model::RuleSpool* spool = nullptr;
 };
 
 // Collects the netfilter section in the namespace of `options.netns`. The

@@ -11,6 +11,7 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -128,13 +129,15 @@ struct TableInfo {
   std::vector<size_t> chains;  // indices into chains
 };
 
+// A chain being read. The model::Chain itself lives in its table's `chains`
+// from the start (index), so nothing is copied or held twice at the end.
 struct ChainInfo {
   size_t table = 0;
-  std::string table_name;
+  size_t index = 0;
   uint8_t family = 0;
-  model::Chain chain;
   uint32_t hooknum = 0;
   bool has_hook = false;
+  bool spooled = false;  // rules in Options::spool, chain's rule_count set
 };
 
 struct SetInfo {
@@ -153,6 +156,8 @@ struct SetInfo {
 struct Attempt {
   std::vector<TableInfo> tables;
   std::vector<ChainInfo> chains;
+
+  model::Chain& chain(const ChainInfo& c) { return tables[c.table].table.chains[c.index]; }
   std::vector<SetInfo> sets;
   std::atomic<bool> moved{false};
   std::atomic<int> error{0};
@@ -218,14 +223,14 @@ int dump_chains(NlSocket& sock, Attempt& a, const std::map<std::pair<uint8_t, st
     if (nftnl_chain_nlmsg_parse(m, c.get()) < 0) return MNL_CB_ERROR;
     ChainInfo info;
     info.family = static_cast<uint8_t>(nftnl_chain_get_u32(c.get(), NFTNL_CHAIN_FAMILY));
-    info.table_name = nftnl_chain_get_str(c.get(), NFTNL_CHAIN_TABLE);
-    const auto it = table_index.find({info.family, info.table_name});
+    const auto it = table_index.find({info.family, nftnl_chain_get_str(c.get(), NFTNL_CHAIN_TABLE)});
     if (it == table_index.end()) {
       a.moved = true;  // a table created after our table dump
       return MNL_CB_OK;
     }
     info.table = it->second;
-    info.chain.name = nftnl_chain_get_str(c.get(), NFTNL_CHAIN_NAME);
+    model::Chain chain;
+    chain.name = nftnl_chain_get_str(c.get(), NFTNL_CHAIN_NAME);
     if (nftnl_chain_is_set(c.get(), NFTNL_CHAIN_HOOKNUM)) {
       info.has_hook = true;
       info.hooknum = nftnl_chain_get_u32(c.get(), NFTNL_CHAIN_HOOKNUM);
@@ -236,14 +241,17 @@ int dump_chains(NlSocket& sock, Attempt& a, const std::map<std::pair<uint8_t, st
       if (nftnl_chain_is_set(c.get(), NFTNL_CHAIN_POLICY)) {
         base.policy = nftnl_chain_get_u32(c.get(), NFTNL_CHAIN_POLICY) == NF_DROP ? "drop" : "accept";
       }
-      info.chain.base = base;
+      chain.base = base;
       if (nftnl_chain_is_set(c.get(), NFTNL_CHAIN_PACKETS)) {
-        info.chain.policy_counters = model::Counters{nftnl_chain_get_u64(c.get(), NFTNL_CHAIN_PACKETS),
-                                                     nftnl_chain_get_u64(c.get(), NFTNL_CHAIN_BYTES)};
+        chain.policy_counters = model::Counters{nftnl_chain_get_u64(c.get(), NFTNL_CHAIN_PACKETS),
+                                                nftnl_chain_get_u64(c.get(), NFTNL_CHAIN_BYTES)};
       }
     }
+    auto& chains = a.tables[info.table].table.chains;
+    info.index = chains.size();
+    chains.push_back(std::move(chain));
     a.tables[info.table].chains.push_back(a.chains.size());
-    a.chains.push_back(std::move(info));
+    a.chains.push_back(info);
     return MNL_CB_OK;
   });
 }
@@ -287,32 +295,42 @@ int dump_sets(NlSocket& sock, Attempt& a, const std::map<std::pair<uint8_t, std:
   });
 }
 
-int dump_rules(NlSocket& sock, Attempt& a, ChainInfo& chain, bool iptables, bool receive_only) {
+int dump_rules(NlSocket& sock, Attempt& a, ChainInfo& info, bool iptables, const Options& options) {
+  model::Chain& chain = a.chain(info);
+  const std::string& table = a.tables[info.table].table.name;
   char req[MNL_SOCKET_BUFFER_SIZE];
-  nlmsghdr* nlh = nftnl_nlmsg_build_hdr(req, NFT_MSG_GETRULE, chain.family, NLM_F_DUMP, sock.next_seq());
-  mnl_attr_put_strz(nlh, NFTA_RULE_TABLE, chain.table_name.c_str());
-  mnl_attr_put_strz(nlh, NFTA_RULE_CHAIN, chain.chain.name.c_str());
-  const RuleDecodeOptions opts{chain.family, iptables};
-  auto& rules = chain.chain.rules;
+  nlmsghdr* nlh = nftnl_nlmsg_build_hdr(req, NFT_MSG_GETRULE, info.family, NLM_F_DUMP, sock.next_seq());
+  mnl_attr_put_strz(nlh, NFTA_RULE_TABLE, table.c_str());
+  mnl_attr_put_strz(nlh, NFTA_RULE_CHAIN, chain.name.c_str());
+  const RuleDecodeOptions opts{info.family, iptables};
+  auto& rules = chain.rules;
   rules.clear();
-  if (receive_only) {
+  if (options.receive_only) {
     uint64_t count = 0;
     const int err = sock.talk(nlh, [&](const nlmsghdr* m) {
       a.check(m);
       ++count;
       return MNL_CB_OK;
     });
-    chain.chain.rule_count = count;
-    chain.chain.rules_recorded = false;
+    chain.rule_count = count;
+    chain.rules_recorded = false;
     return err;
   }
-  return sock.talk(nlh, [&](const nlmsghdr* m) {
+  const int err = sock.talk(nlh, [&](const nlmsghdr* m) {
     a.check(m);
     model::Rule rule = decode_nft_rule(m, opts);
     rule.position = static_cast<uint32_t>(rules.size() + 1);
     rules.push_back(std::move(rule));
     return MNL_CB_OK;
   });
+  if (err == 0 && options.spool && !rules.empty()) {
+    // Out of memory as soon as read: the bulk of a big node's snapshot.
+    chain.rule_count = rules.size();
+    options.spool->store(iptables ? model::Backend::IptablesNft : model::Backend::Nftables,
+                         nft_family_name(info.family), table, chain.name, rules);
+    info.spooled = true;
+  }
+  return err;
 }
 
 std::string element_comment(nftnl_set_elem* e) {
@@ -399,7 +417,11 @@ void dump_contents(Attempt& a, const Options& options, const std::vector<bool>& 
       int err = 0;
       if (i < a.chains.size()) {
         ChainInfo& c = a.chains[i];
-        err = dump_rules(sock, a, c, iptables_table[c.table], options.receive_only);
+        try {
+          err = dump_rules(sock, a, c, iptables_table[c.table], options);
+        } catch (const SystemError& e) {
+          err = e.err() ? e.err() : EIO;  // the spool's file: reported like a dump error
+        }
       } else {
         SetInfo& s = a.sets[i - a.chains.size()];
         if (s.read_elements) err = dump_elements(sock, a, s);
@@ -444,6 +466,7 @@ NftDump dump_nftables(const Options& options) {
   if (const int err = sock.open()) throw SystemError("opening a NETLINK_NETFILTER socket", err, kPermissionHint);
   for (int attempt = 0;; ++attempt) {
     Attempt a;
+    if (options.spool) options.spool->reset();  // an earlier attempt's rules are of another generation
     if (const int err = read_generation(sock, a.gen)) {
       throw SystemError("NFT_MSG_GETGEN", err, err == EPERM ? kPermissionHint : "");
     }
@@ -457,13 +480,16 @@ NftDump dump_nftables(const Options& options) {
       for (size_t i = 0; i < a.tables.size(); ++i) {
         std::vector<std::string> base_names;
         for (size_t c : a.tables[i].chains) {
-          if (a.chains[c].has_hook) base_names.push_back(a.chains[c].chain.name);
+          if (a.chains[c].has_hook) base_names.push_back(a.chain(a.chains[c]).name);
         }
         a.tables[i].table.backend = model::classify_nft_table(a.tables[i].table.family, a.tables[i].table.name,
                                                                 base_names);
         iptables_table[i] = a.tables[i].table.backend == model::Backend::IptablesNft;
       }
       dump_contents(a, options, iptables_table);
+      // The workers' rules went to the spool; give their arenas' free pages
+      // back before the chains are assembled (peak RSS is the figure that counts).
+      if (options.spool) malloc_trim(0);
     } else {
       a.fail(err);
     }
@@ -481,14 +507,13 @@ NftDump dump_nftables(const Options& options) {
         model::Table& t = a.tables[i].table;
         const bool ipt = iptables_table[i];
         for (size_t ci : a.tables[i].chains) {
-          ChainInfo& c = a.chains[ci];
-          if (ipt && c.chain.base) {
-            const std::string policy = c.chain.base->policy == "drop" ? "DROP" : "ACCEPT";
-            auto base = model::iptables_base_chain(t.name, c.chain.name, policy);
-            if (base) c.chain.base = *base;
+          model::Chain& c = a.chain(a.chains[ci]);
+          if (ipt && c.base) {
+            const std::string policy = c.base->policy == "drop" ? "DROP" : "ACCEPT";
+            auto base = model::iptables_base_chain(t.name, c.name, policy);
+            if (base) c.base = *base;
           }
-          if (c.chain.rules_recorded) c.chain.rule_count = c.chain.rules.size();
-          t.chains.push_back(std::move(c.chain));
+          if (c.rules_recorded && !a.chains[ci].spooled) c.rule_count = c.rules.size();
         }
         if (ipt) {
           // iptables-nft shows every built-in chain of a table, creating the

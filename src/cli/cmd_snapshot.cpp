@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -133,10 +134,26 @@ int run_snapshot(const SnapshotSettings& settings) {
   auto phase = [&](const char* name) {
     if (!timing) return;
     const auto now = std::chrono::steady_clock::now();
-    std::cerr << "dpscope: timing: " << name << " "
-              << std::chrono::duration<double>(now - t0).count() << " s\n";
+    std::ifstream status("/proc/self/status");
+    std::string line, hwm;
+    while (std::getline(status, line)) {
+      if (line.rfind("VmHWM:", 0) == 0) hwm = line.substr(6);
+    }
+    std::cerr << "dpscope: timing: " << name << " " << std::chrono::duration<double>(now - t0).count()
+              << " s, peak RSS so far" << hwm << "\n";
     t0 = now;
   };
+  // Rules go to a temporary file as they are read (a 20k-service node's rules
+  // would otherwise be most of the memory); without one they stay in memory.
+  std::unique_ptr<model::RuleSpool> spool;
+  if (!settings.receive_only && getenv("DPSCOPE_NO_SPOOL") == nullptr) {
+    try {
+      spool = std::make_unique<model::RuleSpool>();
+    } catch (const SystemError& e) {
+      if (!settings.quiet) std::cerr << "dpscope: note: keeping rules in memory: " << e.what() << "\n";
+    }
+  }
+  nf.spool = spool.get();
   netfilter::collect(snapshot, nf);
   phase("netfilter");
   if (!settings.no_ebpf) bpf::collect(snapshot, bpf_options);
@@ -145,7 +162,7 @@ int run_snapshot(const SnapshotSettings& settings) {
   model::canonicalize(snapshot);
   phase("canonicalize");
   if (!settings.quiet) report_progress(snapshot);
-  model::save_snapshot(snapshot, settings.output);
+  model::save_snapshot(snapshot, settings.output, spool.get());
   phase("write");
   return snapshot.unavailable.empty() ? kExitOk : kExitIncomplete;
 }

@@ -1,5 +1,6 @@
 #include "model/snapshot_writer.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,11 +9,14 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string_view>
+#include <unordered_map>
 
 #include "model/json.h"
 #include "util/error.h"
+#include "util/fd.h"
 
 namespace dpscope::model {
 
@@ -32,7 +36,9 @@ class Writer {
     buf_.append(s);
     if (buf_.size() >= kChunk) flush();
   }
+  // Without a FILE the text stays in the buffer (text()).
   void flush() {
+    if (out_ == nullptr) return;
     if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), out_) != buf_.size()) {
       throw std::runtime_error(std::strerror(errno));
     }
@@ -124,6 +130,7 @@ class Writer {
     inline_ = false;
     if (buf_.size() >= kChunk) flush();
   }
+  std::string& text() { return buf_; }
   bool first_ = true;
 
  private:
@@ -200,7 +207,16 @@ void write_rule(Writer& w, const Rule& r, int level) {
   w.end_inline();
 }
 
-void write_chain(Writer& w, const Chain& c, int level) {
+// Rules are items at this depth: tables (3) > chains (5) > rules (7).
+constexpr int kRuleLevel = 7;
+
+// Where a table's chains may find spooled rules.
+struct TableContext {
+  const RuleSpool* spool = nullptr;
+  const Table* table = nullptr;
+};
+
+void write_chain(Writer& w, const Chain& c, int level, const TableContext& ctx) {
   w.open('{', level);
   if (c.base) {
     const int bl = level + 1;
@@ -217,8 +233,14 @@ void write_chain(Writer& w, const Chain& c, int level) {
   w.key("rule_count", level + 1), w.number(c.rule_count);
   w.key("rules", level + 1);
   w.open('[', level + 1);
+  bool empty = c.rules.empty();
+  if (empty && c.rule_count > 0 && ctx.spool &&
+      ctx.spool->append_to(ctx.table->backend, ctx.table->family, ctx.table->name, c.name, w.text())) {
+    empty = false;  // the spooled lines, rendered by render_rules() at kRuleLevel
+    w.first_ = false;
+  }
   for (const auto& r : c.rules) w.item(level + 2), write_rule(w, r, level + 2);
-  w.close(']', level + 1, c.rules.empty());
+  w.close(']', level + 1, empty);
   w.key("rules_recorded", level + 1), w.boolean(c.rules_recorded);
   w.close('}', level, false);
 }
@@ -249,12 +271,13 @@ void write_set(Writer& w, const NftSet& s, int level) {
   w.close('}', level, false);
 }
 
-void write_table(Writer& w, const Table& t, int level) {
+void write_table(Writer& w, const Table& t, int level, const RuleSpool* spool) {
+  const TableContext ctx{spool, &t};
   w.open('{', level);
   w.key("backend", level + 1), w.string(to_string(t.backend));
   w.key("chains", level + 1);
   w.open('[', level + 1);
-  for (const auto& c : t.chains) w.item(level + 2), write_chain(w, c, level + 2);
+  for (const auto& c : t.chains) w.item(level + 2), write_chain(w, c, level + 2, ctx);
   w.close(']', level + 1, t.chains.empty());
   w.key("family", level + 1), w.string(t.family);
   w.key("name", level + 1), w.string(t.name);
@@ -267,7 +290,7 @@ void write_table(Writer& w, const Table& t, int level) {
 
 }  // namespace
 
-void write_snapshot(const Snapshot& s, std::FILE* out) {
+void write_snapshot(const Snapshot& s, std::FILE* out, const RuleSpool* spool) {
   // Everything but the tables through the model's own JSON form, so no field
   // is spelled twice; the tables go where its empty "tables" array is.
   Snapshot rest;
@@ -287,11 +310,98 @@ void write_snapshot(const Snapshot& s, std::FILE* out) {
   w.raw(std::string_view(text).substr(0, at));
   w.raw("\n  \"tables\": ");
   w.open('[', 2);
-  for (const auto& t : s.netfilter.tables) w.item(3), write_table(w, t, 3);
+  for (const auto& t : s.netfilter.tables) w.item(3), write_table(w, t, 3, spool);
   w.close(']', 2, s.netfilter.tables.empty());
   w.raw(std::string_view(text).substr(at + marker.size()));
   w.raw("\n");
   w.flush();
+}
+
+// ---- RuleSpool ----------------------------------------------------------
+
+struct RuleSpool::Impl {
+  UniqueFd fd;
+  mutable std::mutex mu;
+  uint64_t end = 0;  // bytes written
+  struct Span {
+    uint64_t offset = 0, length = 0;
+  };
+  std::unordered_map<std::string, Span> spans;
+
+  static std::string key(Backend backend, const std::string& family, const std::string& table,
+                         const std::string& chain) {
+    std::string k(to_string(backend));
+    k += '\0';
+    k += family;
+    k += '\0';
+    k += table;
+    k += '\0';
+    k += chain;
+    return k;
+  }
+};
+
+RuleSpool::RuleSpool() : impl_(new Impl) {
+  const char* dir = std::getenv("TMPDIR");
+  for (const char* d : {dir, "/tmp"}) {
+    if (d == nullptr || *d == '\0') continue;
+    impl_->fd = UniqueFd(::open(d, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+    if (impl_->fd) return;
+  }
+  const int err = errno;
+  delete impl_;
+  throw SystemError("opening a temporary file for rule text (O_TMPFILE in $TMPDIR or /tmp)", err);
+}
+
+RuleSpool::~RuleSpool() { delete impl_; }
+
+void RuleSpool::store(Backend backend, const std::string& family, const std::string& table, const std::string& chain,
+                      std::vector<Rule>& rules) {
+  Writer w(nullptr);  // renders into its buffer, outside the lock
+  for (const auto& r : rules) w.item(kRuleLevel), write_rule(w, r, kRuleLevel);
+  const std::string& text = w.text();
+  std::lock_guard lock(impl_->mu);
+  Impl::Span span{impl_->end, text.size()};
+  for (size_t off = 0; off < text.size();) {
+    const ssize_t n = ::pwrite(impl_->fd.get(), text.data() + off, text.size() - off,
+                               static_cast<off_t>(impl_->end + off));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw SystemError("writing rule text to the temporary file", n < 0 ? errno : ENOSPC);
+    off += static_cast<size_t>(n);
+  }
+  impl_->end += text.size();
+  impl_->spans[Impl::key(backend, family, table, chain)] = span;
+  rules.clear();
+  rules.shrink_to_fit();
+}
+
+void RuleSpool::reset() {
+  std::lock_guard lock(impl_->mu);
+  impl_->spans.clear();
+  impl_->end = 0;
+  if (::ftruncate(impl_->fd.get(), 0) != 0) throw SystemError("truncating the rule text file", errno);
+}
+
+bool RuleSpool::append_to(Backend backend, const std::string& family, const std::string& table,
+                          const std::string& chain, std::string& out) const {
+  std::lock_guard lock(impl_->mu);
+  auto it = impl_->spans.find(Impl::key(backend, family, table, chain));
+  if (it == impl_->spans.end()) return false;
+  const size_t at = out.size();
+  out.resize(at + it->second.length);
+  for (size_t off = 0; off < it->second.length;) {
+    const ssize_t n = ::pread(impl_->fd.get(), out.data() + at + off, it->second.length - off,
+                              static_cast<off_t>(it->second.offset + off));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw std::runtime_error(std::string("reading back rule text: ") + std::strerror(n < 0 ? errno : EIO));
+    off += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+uint64_t RuleSpool::bytes() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->end;
 }
 
 namespace {
@@ -302,10 +412,10 @@ namespace {
 
 }  // namespace
 
-void save_snapshot(const Snapshot& s, const std::string& path) {
+void save_snapshot(const Snapshot& s, const std::string& path, const RuleSpool* spool) {
   if (path == "-") {
     try {
-      write_snapshot(s, stdout);
+      write_snapshot(s, stdout, spool);
       if (std::fflush(stdout) != 0) throw std::runtime_error(std::strerror(errno));
     } catch (const std::runtime_error&) {
       throw SystemError("writing the snapshot to stdout", errno ? errno : EIO);
@@ -322,7 +432,7 @@ void save_snapshot(const Snapshot& s, const std::string& path) {
     if (!f) write_failed(path, errno);
     std::setvbuf(f.get(), nullptr, _IOFBF, kBuffer);
     try {
-      write_snapshot(s, f.get());
+      write_snapshot(s, f.get(), spool);
       if (std::fclose(f.release()) != 0) throw std::runtime_error(std::strerror(errno));
     } catch (const std::runtime_error&) {
       write_failed(path, errno);
@@ -341,7 +451,7 @@ void save_snapshot(const Snapshot& s, const std::string& path) {
   }
   std::setvbuf(f.get(), nullptr, _IOFBF, kBuffer);
   try {
-    write_snapshot(s, f.get());
+    write_snapshot(s, f.get(), spool);
     if (std::fflush(f.get()) != 0) throw std::runtime_error(std::strerror(errno));
     ::fchmod(fileno(f.get()), 0644);  // as write_file_atomically
     if (std::fclose(f.release()) != 0) throw std::runtime_error(std::strerror(errno));

@@ -131,3 +131,42 @@ TEST(SnapshotWriter, InvalidUtf8BecomesReplacementCharacter) {
 
 }  // namespace
 }  // namespace dpscope::model
+
+namespace dpscope::model {
+namespace {
+
+// A collector may park each chain's rules in a RuleSpool as soon as it has
+// read them; the file written must be byte-for-byte the one written from
+// memory, whatever order the chains were stored in, and reset() forgets all.
+TEST(RuleSpool, WritesTheSameBytesAsRulesInMemory) {
+  const Snapshot s = populated();
+  const std::string from_memory = streamed(s);
+  Snapshot parked = s;
+  RuleSpool spool;
+  // Store in reverse table/chain order, as parallel workers might.
+  for (auto t = parked.netfilter.tables.rbegin(); t != parked.netfilter.tables.rend(); ++t) {
+    for (auto c = t->chains.rbegin(); c != t->chains.rend(); ++c) {
+      if (!c->rules.empty()) spool.store(t->backend, t->family, t->name, c->name, c->rules);
+      EXPECT_TRUE(c->rules.empty());
+    }
+  }
+  EXPECT_GT(spool.bytes(), 0u);
+  char* data = nullptr;
+  size_t size = 0;
+  std::FILE* f = open_memstream(&data, &size);
+  write_snapshot(parked, f, &spool);
+  std::fclose(f);
+  EXPECT_EQ(std::string(data, size), from_memory);
+  std::free(data);
+
+  // Another backend's chain of the same name is not confused with it.
+  std::string out;
+  EXPECT_FALSE(spool.append_to(Backend::IptablesLegacy, "ip", "nat", "PREROUTING", out));
+  EXPECT_TRUE(spool.append_to(Backend::IptablesNft, "ip", "nat", "PREROUTING", out));
+  spool.reset();
+  EXPECT_EQ(spool.bytes(), 0u);
+  EXPECT_FALSE(spool.append_to(Backend::IptablesNft, "ip", "nat", "PREROUTING", out));
+}
+
+}  // namespace
+}  // namespace dpscope::model
