@@ -40,6 +40,7 @@ test: build build-asan
 
 bench: build
 	@bench/run.sh $(BUILD)
+	@bench/compare.sh $(BUILD)
 
 # Self-contained bundle (binary + shared libraries + loader; Debian has no
 # libmnl.a, so no fully static link): a directory that is a root file system.
