@@ -86,7 +86,8 @@ std::string_view target_name(const Entry& e) {
 
 }  // namespace
 
-model::Table parse_legacy_table(int af, const LegacyTableInfo& info, const uint8_t* blob, size_t size) {
+model::Table parse_legacy_table(int af, const LegacyTableInfo& info, const uint8_t* blob, size_t size,
+                                model::RuleSpool* spool) {
   std::vector<Entry> entries;
   entries.reserve(info.num_entries);
   std::unordered_map<size_t, size_t> index_of;  // offset -> entry index
@@ -219,6 +220,9 @@ model::Table parse_legacy_table(int af, const LegacyTableInfo& info, const uint8
       chain.rules.push_back(std::move(rule));
     }
     chain.rule_count = chain.rules.size();
+    if (spool && !chain.rules.empty()) {
+      spool->store(model::Backend::IptablesLegacy, table.family, table.name, chain.name, chain.rules);
+    }
   };
   std::atomic<size_t> next{0};
   std::mutex failure_mutex;
@@ -262,7 +266,7 @@ std::vector<std::string> legacy_table_names(int af) {
   return names;
 }
 
-model::Table read_legacy_table(int af, const std::string& name) {
+model::Table read_legacy_table(int af, const std::string& name, model::RuleSpool* spool) {
   UniqueFd fd(socket(af, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW));
   if (!fd) throw SystemError("socket(SOCK_RAW) for iptables-legacy", errno, kPermissionHint);
   const int level = af == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP;
@@ -295,7 +299,7 @@ model::Table read_legacy_table(int af, const std::string& name) {
     info.num_entries = gi.num_entries;
     info.size = gi.size;
     try {
-      return parse_legacy_table(af, info, buf.data() + sizeof(ipt_get_entries), gi.size);
+      return parse_legacy_table(af, info, buf.data() + sizeof(ipt_get_entries), gi.size, spool);
     } catch (const std::runtime_error& e) {
       throw SystemError("iptables-legacy table " + name + ": " + e.what(), EPROTO);
     }

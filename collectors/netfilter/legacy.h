@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/snapshot.h"
+#include "model/snapshot_writer.h"
 
 namespace dpscope::netfilter {
 
@@ -24,13 +25,15 @@ struct LegacyTableInfo {
 // Walks the entry blob of one table (the bytes after struct ipt_get_entries /
 // ip6t_get_entries) into chains and rules. `af` is AF_INET or AF_INET6.
 // Throws std::runtime_error when the blob is malformed.
-model::Table parse_legacy_table(int af, const LegacyTableInfo& info, const uint8_t* entries, size_t size);
+// With a spool, each chain's rules go there as soon as decoded (rule_count set).
+model::Table parse_legacy_table(int af, const LegacyTableInfo& info, const uint8_t* entries, size_t size,
+                                model::RuleSpool* spool = nullptr);
 
 // Tables listed in /proc/thread-self/net/ip_tables_names (ip6_tables_names):
 // only those, since asking for another one can autoload its module.
 std::vector<std::string> legacy_table_names(int af);
 
 // Reads one table of the calling thread's network namespace. Throws SystemError.
-model::Table read_legacy_table(int af, const std::string& name);
+model::Table read_legacy_table(int af, const std::string& name, model::RuleSpool* spool = nullptr);
 
 }  // namespace dpscope::netfilter

@@ -39,7 +39,7 @@ void collect_here(const Options& options, Outcome& out) {
   }
   try {
     for (int af : {AF_INET, AF_INET6}) {
-      for (const std::string& name : legacy_table_names(af)) out.legacy.push_back(read_legacy_table(af, name));
+      for (const std::string& name : legacy_table_names(af)) out.legacy.push_back(read_legacy_table(af, name, options.spool));
     }
   } catch (const SystemError& e) {
     out.legacy.clear();
