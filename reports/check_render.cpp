@@ -4,10 +4,11 @@
 #include <stdexcept>
 
 #include "reports/escape.h"
+#include "reports/text_width.h"
 
 namespace dpscope::reports {
 
-std::string render_check(const analysis::CheckResult& r, const std::string& source, Format f) {
+std::string render_check(const analysis::CheckResult& r, const std::string& source, Format f, const TextOptions& opt) {
   const std::string verdict = r.ok() ? "PASS" : "FAIL";
   const std::string node = r.node.empty() ? source : r.node;
   switch (f) {
@@ -35,7 +36,7 @@ std::string render_check(const analysis::CheckResult& r, const std::string& sour
       out += "  detected mode: " + r.mode + "\n";
       for (const auto& p : r.problems) out += "  problem [" + p.id + "]: " + escape_text(p.message) + "\n";
       for (const auto& p : r.passed) out += "  ok: " + escape_text(p) + "\n";
-      return out;
+      return wrap_lines(out, opt.width);
     }
     case Format::Csv: {
       std::string out = "\"kind\",\"id\",\"message\"\r\n";

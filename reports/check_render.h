@@ -8,6 +8,8 @@
 
 namespace dpscope::reports {
 
-std::string render_check(const analysis::CheckResult& r, const std::string& source, Format f);
+// Text output wraps at opt.width (sentences; ids and numbers never cut).
+std::string render_check(const analysis::CheckResult& r, const std::string& source, Format f,
+                         const TextOptions& opt = {});
 
 }  // namespace dpscope::reports

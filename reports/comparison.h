@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analysis/analysis.h"
+#include "analysis/scale.h"
 
 namespace dpscope::reports {
 
@@ -54,10 +55,24 @@ struct Side {
   std::vector<std::string> fullest_maps; // "cilium_lb4_serv (hash, cilium): 16 / 65536 entries (0.02%)"
 };
 
+// One side's scale model (reports/scale_report.h): rules fitted from its own
+// composition, and its eBPF service map.
+struct ScaleSide {
+  std::string label;
+  std::string source;
+  analysis::ScaleModel model;
+  // Endpoints per service port: KUBE-SEP / KUBE-SVC chains when fitted, else
+  // Cilium backends per frontend; 0 = unknown.
+  double endpoints_per_service = 0;
+  uint64_t lb_frontends = 0;   // decoded Cilium service map, when not fitted
+  uint64_t lb_backends = 0;
+};
+
 struct Comparison {
   std::vector<Side> sides;
   std::vector<Row> rows;
   std::vector<std::string> findings;     // plain sentences
+  std::vector<ScaleSide> scale;          // one per side when filled (the HTML scale chart); else empty
   const Row* find(const std::string& id) const;
 };
 

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "reports/escape.h"
+#include "reports/text_width.h"
 
 namespace dpscope::reports {
 
@@ -37,13 +38,7 @@ namespace {
 
 // Display width of UTF-8 text: one column per code point (the labels and
 // escaped values are ASCII apart from node-supplied text).
-size_t width(const std::string& s) {
-  size_t w = 0;
-  for (unsigned char c : s) {
-    if ((c & 0xc0) != 0x80) ++w;
-  }
-  return w;
-}
+size_t width(const std::string& s) { return display_width(s); }
 
 std::string pad(const std::string& s, size_t w, bool right) {
   size_t n = width(s);
@@ -109,17 +104,67 @@ std::string render_text(const Comparison& c, const TextOptions& opt) {
   const std::string dim = opt.color ? "\x1b[2m" : "";
   const std::string reset = opt.color ? "\x1b[0m" : "";
   const size_t n = c.sides.size();
+  const size_t max_w = opt.width;
   std::vector<std::string> heads;
   for (const auto& s : c.sides) heads.push_back(escape_text(s.label));
 
-  // Column widths over every row, so all sections align.
-  size_t label_w = 6;
-  std::vector<size_t> col_w(n);
-  for (size_t i = 0; i < n; ++i) col_w[i] = width(heads[i]);
-  for (const auto& r : c.rows) {
-    label_w = std::max(label_w, width(r.label) + 2);
-    for (size_t i = 0; i < n; ++i) col_w[i] = std::max(col_w[i], width(escape_text(r.values[i].shown())));
-  }
+  // Column widths over the given rows; labels shrink first when the width is
+  // limited (to min_label), then the sides go in groups of as many as fit,
+  // each group printed as its own block of rows. Numbers never shrink; a side
+  // header or a text value wider than the room left for one side is cut.
+  struct Layout {
+    size_t label_w = 6;
+    std::vector<size_t> col_w;
+    std::vector<std::vector<size_t>> groups;
+    std::vector<size_t> group_label_w;
+  };
+  auto layout = [&](const std::vector<const Row*>& rows) {
+    Layout l;
+    l.col_w.resize(n);
+    std::vector<size_t> number_w(n, 0), other_w(n);
+    for (size_t i = 0; i < n; ++i) l.col_w[i] = other_w[i] = width(heads[i]);
+    for (const Row* r : rows) {
+      l.label_w = std::max(l.label_w, width(r->label) + 2);
+      for (size_t i = 0; i < n; ++i) {
+        size_t w = width(escape_text(r->values[i].shown()));
+        l.col_w[i] = std::max(l.col_w[i], w);
+        auto& by_kind = r->values[i].kind == Cell::Kind::Number ? number_w[i] : other_w[i];
+        by_kind = std::max(by_kind, w);
+      }
+    }
+    size_t total = 2 + l.label_w;
+    for (size_t w : l.col_w) total += 2 + w;
+    l.groups.assign(1, {});
+    for (size_t i = 0; i < n; ++i) l.groups[0].push_back(i);
+    l.group_label_w.assign(1, l.label_w);
+    if (max_w == 0 || total <= max_w) return l;
+    const size_t min_label = std::min(l.label_w, std::max<size_t>(16, max_w / 3));
+    const size_t one_side_room = max_w > 4 + min_label ? max_w - 4 - min_label : 1;
+    for (size_t i = 0; i < n; ++i) l.col_w[i] = std::max(number_w[i], std::min(one_side_room, other_w[i]));
+    l.groups.clear();
+    l.group_label_w.clear();
+    size_t used = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (l.groups.empty() || used + 2 + l.col_w[i] > max_w) {
+        l.groups.push_back({});
+        used = 2 + min_label;
+      }
+      l.groups.back().push_back(i);
+      used += 2 + l.col_w[i];
+    }
+    for (const auto& g : l.groups) {
+      size_t cols = 2;
+      for (size_t i : g) cols += 2 + l.col_w[i];
+      l.group_label_w.push_back(std::max(min_label, std::min(l.label_w, max_w > cols ? max_w - cols : 0)));
+    }
+    return l;
+  };
+  // All sections align when the whole table fits (always without a limit);
+  // else each section gets the layout of its own rows.
+  std::vector<const Row*> all_rows;
+  for (const auto& r : c.rows) all_rows.push_back(&r);
+  const Layout whole = layout(all_rows);
+  const bool per_section = whole.groups.size() > 1 || whole.group_label_w[0] < whole.label_w;
 
   std::string out;
   out += bold + "dpscope compare" + reset + ": ";
@@ -130,24 +175,30 @@ std::string render_text(const Comparison& c, const TextOptions& opt) {
   }
   for (const auto& [section, rows] : by_section(c)) {
     out += "\n" + bold + section_title(section) + reset + "\n";
-    std::string head = "  " + pad("", label_w, false);
-    for (size_t i = 0; i < n; ++i) head += "  " + pad(heads[i], col_w[i], true);
-    out += dim + head + reset + "\n";
-    for (const Row* r : rows) {
-      std::string line = "  " + pad(r->label, label_w, false);
-      for (size_t i = 0; i < n; ++i) {
-        const Cell& v = r->values[i];
-        line += "  " + pad(escape_text(v.shown()), col_w[i], true);
+    const Layout l = per_section ? layout(rows) : whole;
+    auto value_text = [&](const Cell& v, size_t i) {
+      std::string t = escape_text(v.shown());
+      return v.kind == Cell::Kind::Number ? t : cut_before_number(t, l.col_w[i]);
+    };
+    for (size_t g = 0; g < l.groups.size(); ++g) {
+      const size_t lw = l.group_label_w[g];
+      if (g > 0) out += "\n";
+      std::string head = "  " + pad("", lw, false);
+      for (size_t i : l.groups[g]) head += "  " + pad(cut_middle(heads[i], l.col_w[i]), l.col_w[i], true);
+      out += dim + head + reset + "\n";
+      for (const Row* r : rows) {
+        std::string line = "  " + pad(max_w > 0 ? cut_middle(r->label, lw) : r->label, lw, false);
+        for (size_t i : l.groups[g]) line += "  " + pad(value_text(r->values[i], i), l.col_w[i], true);
+        std::string note = escape_text(cell_note(*r));
+        // Notes give way first when the terminal is narrow.
+        if (max_w > 0 && !note.empty()) {
+          size_t room = max_w > width(line) + 2 ? max_w - width(line) - 2 : 0;
+          if (width(note) > room) note = room >= 8 ? cut_before_number(note, room) : "";
+        }
+        if (!note.empty()) line += "  " + dim + note + reset;
+        while (!line.empty() && line.back() == ' ') line.pop_back();
+        out += line + "\n";
       }
-      std::string note = escape_text(cell_note(*r));
-      // Notes give way first when the terminal is narrow.
-      if (opt.width > 0 && !note.empty()) {
-        size_t room = opt.width > width(line) + 2 ? opt.width - width(line) - 2 : 0;
-        if (width(note) > room) note = room > 3 ? note.substr(0, room - 3) + "..." : "";
-      }
-      if (!note.empty()) line += "  " + dim + note + reset;
-      while (!line.empty() && line.back() == ' ') line.pop_back();
-      out += line + "\n";
     }
   }
   out += "\n" + bold + "Detected mode and evidence" + reset + "\n";
@@ -170,7 +221,8 @@ std::string render_text(const Comparison& c, const TextOptions& opt) {
     out += "\n" + bold + "Findings" + reset + "\n";
     for (const auto& f : c.findings) out += "  - " + escape_text(f) + "\n";
   }
-  return out;
+  // Headers, evidence and findings are sentences: they wrap (the table rows already fit).
+  return wrap_lines(out, max_w);
 }
 
 // ---------------------------------------------------------------- markdown

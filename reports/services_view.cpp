@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/escape.h"
+#include "reports/text_width.h"
 
 namespace dpscope::reports {
 
@@ -57,7 +58,7 @@ std::string describe(const std::vector<analysis::ServiceProgramming>& list) {
 
 }  // namespace
 
-std::string render_services(const ServicesView& v, Format f) {
+std::string render_services(const ServicesView& v, Format f, const TextOptions& opt) {
   if (f == Format::Json) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& r : v.rows) {
@@ -130,12 +131,22 @@ std::string render_services(const ServicesView& v, Format f) {
     table.push_back(line);
   }
   for (const auto& line : table) {
-    for (size_t i = 0; i < line.size(); ++i) w[i] = std::max(w[i], line[i].size());
+    for (size_t i = 0; i < line.size(); ++i) w[i] = std::max(w[i], display_width(line[i]));
   }
   std::string out = "dpscope compare --services: each service port as each side programs it\n\n";
+  size_t table_w = 0;
+  for (size_t x : w) table_w += 2 + x;
+  if (opt.width > 0 && table_w > opt.width) {
+    // Too wide for a table: a block per service, a line per side.
+    for (size_t r = 1; r < table.size(); ++r) {
+      out += "  " + table[r][0] + "  " + table[r][1] + "\n";
+      for (size_t i = 2; i < table[r].size(); ++i) out += "    " + table[0][i] + ": " + table[r][i] + "\n";
+    }
+    return wrap_lines(out, opt.width);
+  }
   for (const auto& line : table) {
     std::string l;
-    for (size_t i = 0; i < line.size(); ++i) l += (i ? "  " : "  ") + line[i] + std::string(w[i] - line[i].size(), ' ');
+    for (size_t i = 0; i < line.size(); ++i) l += (i ? "  " : "  ") + line[i] + std::string(w[i] - display_width(line[i]), ' ');
     while (!l.empty() && l.back() == ' ') l.pop_back();
     out += l + "\n";
   }

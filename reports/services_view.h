@@ -24,6 +24,8 @@ struct ServicesView {
 };
 
 ServicesView services_view(const std::vector<SideInput>& inputs);
-std::string render_services(const ServicesView& v, Format f);
+// Text: a table; when it is wider than opt.width, one block per service
+// (its name and address, then a line per side), wrapped at spaces.
+std::string render_services(const ServicesView& v, Format f, const TextOptions& opt = {});
 
 }  // namespace dpscope::reports

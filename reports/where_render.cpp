@@ -3,10 +3,12 @@
 #include <nlohmann/json.hpp>
 
 #include "reports/escape.h"
+#include "reports/text_width.h"
 
 namespace dpscope::reports {
 
-std::string render_where(const std::string& query, const std::vector<WhereNode>& nodes, Format f) {
+std::string render_where(const std::string& query, const std::vector<WhereNode>& nodes, Format f,
+                         const TextOptions& opt) {
   if (f == Format::Json) {
     nlohmann::json jn = nlohmann::json::array();
     for (const auto& n : nodes) {
@@ -44,7 +46,7 @@ std::string render_where(const std::string& query, const std::vector<WhereNode>&
     }
     for (const auto& s : n.not_searched) out += (md ? "- not searched: " : "  not searched: ") + esc(s) + "\n";
   }
-  return out;
+  return md ? out : wrap_lines(out, opt.width);
 }
 
 }  // namespace dpscope::reports

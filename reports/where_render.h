@@ -16,6 +16,8 @@ struct WhereNode {
   std::vector<std::string> not_searched; // "netfilter: not collected", "ebpf: unavailable (EPERM ...)"
 };
 
-std::string render_where(const std::string& query, const std::vector<WhereNode>& nodes, Format f);
+// Text output wraps at opt.width.
+std::string render_where(const std::string& query, const std::vector<WhereNode>& nodes, Format f,
+                         const TextOptions& opt = {});
 
 }  // namespace dpscope::reports

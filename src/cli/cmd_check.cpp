@@ -2,11 +2,14 @@
 // matches, 1 with the list of problems when it does not. Only reads.
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "analysis/check.h"
 #include "cli/commands.h"
+#include "cli/width_option.h"
 #include "model/json.h"
 #include "reports/check_render.h"
+#include "reports/text_width.h"
 #include "util/error.h"
 
 namespace dpscope::cli {
@@ -18,7 +21,14 @@ struct CheckArgs {
   std::string expect;
   std::string format = "text";
   std::string output;
+  std::optional<size_t> width;
 };
+
+reports::TextOptions text_options(const CheckArgs& a) {
+  reports::TextOptions opt;
+  opt.width = reports::output_width(a.width, a.output.empty() || a.output == "-");
+  return opt;
+}
 
 int run_check(const CheckArgs& a) {
   reports::Format format;
@@ -28,9 +38,9 @@ int run_check(const CheckArgs& a) {
     throw UsageError(std::string("check: ") + e.what());
   }
   if (format == reports::Format::Html) throw UsageError("check: --format html is only for compare");
-  model::Snapshot s = model::load_snapshot(a.snapshot);
+  model::Snapshot s = model::load_snapshot(a.snapshot, {analysis::rule_detail_for});
   analysis::CheckResult r = analysis::check(s, a.expect);
-  std::string text = reports::render_check(r, a.snapshot, format);
+  std::string text = reports::render_check(r, a.snapshot, format, text_options(a));
   if (a.output.empty() || a.output == "-") {
     std::cout << text;
     std::cout.flush();
@@ -51,6 +61,7 @@ void register_check(CLI::App& app, Runner& run) {
       ->check(CLI::IsMember(analysis::check_expectations()));
   sub->add_option("--format", args->format, "text | markdown | json | csv")->capture_default_str();
   sub->add_option("-o,--output", args->output, "write the result to FILE instead of stdout");
+  add_width_option(sub, args->width);
   sub->footer(
       "Problems: stale KUBE-SVC/KUBE-SEP/KUBE-SERVICES rules after a replacement, rules in both iptables\n"
       "backends, an orphan nftables kube-proxy table, a service address programmed both in netfilter and in\n"

@@ -1,18 +1,22 @@
 // dpscope compare A B [C...]: side-by-side report of analysed snapshots.
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/commands.h"
+#include "cli/width_option.h"
+#include "analysis/analysis.h"
 #include "model/json.h"
 #include "reports/cluster.h"
 #include "reports/comparison.h"
 #include "reports/render.h"
+#include "reports/scale_report.h"
 #include "reports/services_view.h"
+#include "reports/text_width.h"
 #include "util/error.h"
 
 namespace dpscope::cli {
@@ -25,7 +29,18 @@ struct CompareArgs {
   std::string format = "text";
   std::string output;
   bool services = false;
+  std::optional<size_t> width;
 };
+
+reports::TextOptions text_options(const CompareArgs& a) {
+  const bool to_stdout = a.output.empty() || a.output == "-";
+  reports::TextOptions opt;
+  // Colour only for a person at a terminal: never into a file or a pipe, and
+  // never when NO_COLOR is set (https://no-color.org).
+  opt.color = to_stdout && isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+  opt.width = reports::output_width(a.width, to_stdout);
+  return opt;
+}
 
 int run_compare(const CompareArgs& a) {
   if (a.inputs.size() < 2) throw UsageError("compare needs at least two snapshots (A B [C...])");
@@ -49,9 +64,7 @@ int run_compare(const CompareArgs& a) {
     for (size_t i = 0; i < a.inputs.size(); ++i) {
       clusters.push_back(reports::load_cluster(a.inputs[i], i < a.labels.size() ? a.labels[i] : ""));
     }
-    reports::TextOptions opt;
-    opt.color = a.output.empty() && isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
-    std::string text = reports::render(reports::compare_clusters(clusters), format, opt);
+    std::string text = reports::render(reports::compare_clusters(clusters), format, text_options(a));
     if (a.output.empty() || a.output == "-") {
       std::cout << text;
       std::cout.flush();
@@ -60,15 +73,13 @@ int run_compare(const CompareArgs& a) {
     }
     return kExitOk;
   }
-  std::vector<model::Snapshot> snaps;
-  snaps.reserve(a.inputs.size());
-  for (const auto& path : a.inputs) snaps.push_back(model::load_snapshot(path));
+  std::vector<model::Snapshot> snaps = model::load_snapshots(a.inputs, {analysis::rule_detail_for});
   std::vector<reports::SideInput> sides;
   for (size_t i = 0; i < snaps.size(); ++i) {
     sides.push_back({i < a.labels.size() ? a.labels[i] : "", a.inputs[i], &snaps[i]});
   }
   if (a.services) {
-    std::string text = reports::render_services(reports::services_view(sides), format);
+    std::string text = reports::render_services(reports::services_view(sides), format, text_options(a));
     if (a.output.empty() || a.output == "-") {
       std::cout << text;
       std::cout.flush();
@@ -78,15 +89,9 @@ int run_compare(const CompareArgs& a) {
     return kExitOk;
   }
   reports::Comparison cmp = reports::compare(sides);
-  reports::TextOptions opt;
-  // Colour only for a person at a terminal: never into a file or a pipe, and
-  // never when NO_COLOR is set (https://no-color.org).
-  opt.color = a.output.empty() && isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
-  if (a.output.empty() && isatty(STDOUT_FILENO)) {
-    winsize ws{};
-    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) opt.width = ws.ws_col;
-  }
-  std::string text = reports::render(cmp, format, opt);
+  // The scale projection is drawn only on the HTML page; the other formats skip the fit.
+  if (format == reports::Format::Html) reports::add_scale(cmp, sides);
+  std::string text = reports::render(cmp, format, text_options(a));
   if (a.output.empty() || a.output == "-") {
     std::cout << text;
     std::cout.flush();
@@ -108,6 +113,7 @@ void register_compare(CLI::App& app, Runner& run) {
                 "per-Service view: each service port's rules and chains (iptables, nftables) and its frontend and "
                 "backends (eBPF) on each side");
   sub->add_option("-o,--output", args->output, "write the report to FILE (atomically) instead of stdout");
+  add_width_option(sub, args->width);
   sub->callback([args, &run] { run = [args] { return run_compare(*args); }; });
 }
 

@@ -2,12 +2,15 @@
 // programmed on each node: rules, nft map elements, eBPF LB frontends/backends.
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "analysis/analysis.h"
 #include "analysis/where.h"
 #include "cli/commands.h"
+#include "cli/width_option.h"
 #include "model/json.h"
 #include "reports/where_render.h"
+#include "reports/text_width.h"
 #include "util/error.h"
 
 namespace dpscope::cli {
@@ -18,7 +21,14 @@ struct WhereArgs {
   std::vector<std::string> positional;  // IP[:PORT] then snapshots
   std::string format = "text";
   std::string output;
+  std::optional<size_t> width;
 };
+
+reports::TextOptions text_options(const WhereArgs& a) {
+  reports::TextOptions opt;
+  opt.width = reports::output_width(a.width, a.output.empty() || a.output == "-");
+  return opt;
+}
 
 std::string section_state(const analysis::Availability& a, const std::string& name) {
   if (a.unavailable) return name + ": unavailable (" + a.reason + ")";
@@ -55,7 +65,7 @@ int run_where(const WhereArgs& a) {
     }
     nodes.push_back(std::move(n));
   }
-  std::string text = reports::render_where(a.positional[0], nodes, format);
+  std::string text = reports::render_where(a.positional[0], nodes, format, text_options(a));
   if (a.output.empty() || a.output == "-") {
     std::cout << text;
     std::cout.flush();
@@ -73,6 +83,7 @@ void register_where(CLI::App& app, Runner& run) {
   sub->add_option("address_and_snapshots", args->positional, "IP[:PORT] followed by snapshot files")->required();
   sub->add_option("--format", args->format, "text | markdown | json | csv")->capture_default_str();
   sub->add_option("-o,--output", args->output, "write the result to FILE instead of stdout");
+  add_width_option(sub, args->width);
   sub->callback([args, &run] { run = [args] { return run_where(*args); }; });
 }
 

@@ -1,6 +1,7 @@
-// The HTML report is one self-contained page: it opens in headless Chromium
-// without a single console message, references nothing outside itself, and a
-// screenshot is kept for people to look at (build dir: compare-kind.png).
+// The HTML reports (compare, scale) are self-contained pages: they open in
+// headless Chromium without a single console message, reference nothing
+// outside themselves, and a screenshot is kept for people to look at (build
+// dir: compare-kind.png, scale-kind.png).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -66,6 +67,66 @@ TEST(CompareHtml, OpensInChromiumWithoutConsoleErrors) {
   EXPECT_FALSE(has_console_message(dom.err)) << dom.err;
   EXPECT_NE(dom.out.find("KUBE-SVC service chains"), std::string::npos);
   EXPECT_NE(dom.out.find("<svg"), std::string::npos);
+}
+
+TEST(CompareHtml, ScalePageOpensInChromiumWithoutConsoleErrors) {
+  std::string browser = chromium();
+  if (browser.empty()) GTEST_SKIP() << "SKIPPED: chromium not installed (make deps installs it)";
+  TempDir dir;
+  std::string page = dir.file("scale.html");
+  auto r = sh("cd '" + source_path("") + "' && '" + dpscope_bin() +
+              "' scale fixtures/snapshots/kind-kube-proxy.json fixtures/snapshots/kind-cilium-kpr.json --format html"
+              " -o '" + page + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string html = read_text(page);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_EQ(html.find("src="), std::string::npos);
+  EXPECT_NE(html.find("<table>"), std::string::npos);
+
+  std::string shot = std::string(DPSCOPE_BUILD_DIR) + "/scale-kind.png";
+  auto s = open_page(browser, dir, page, {"--window-size=1200,1600", "--screenshot=" + shot});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_FALSE(has_console_message(s.err)) << s.err;
+  EXPECT_GT(read_text(shot).size(), 10000u) << "no screenshot at " << shot;
+  auto dom = open_page(browser, dir, page, {"--dump-dom"});
+  ASSERT_EQ(dom.exit_code, 0);
+  EXPECT_FALSE(has_console_message(dom.err)) << dom.err;
+  // Both charts reached the DOM: the iptables projection and the eBPF service map.
+  EXPECT_NE(dom.out.find("Projected iptables rules"), std::string::npos);
+  EXPECT_NE(dom.out.find("eBPF service map slots"), std::string::npos);
+}
+
+TEST(CompareHtml, CompareAndScalePagesDrawTheSameProjection) {
+  auto cmp = sh("cd '" + source_path("") + "' && '" + dpscope_bin() +
+                "' compare fixtures/snapshots/kind-kube-proxy.json fixtures/snapshots/kind-cilium-kpr.json --format html");
+  auto scale = sh("cd '" + source_path("") + "' && '" + dpscope_bin() +
+                  "' scale fixtures/snapshots/kind-kube-proxy.json fixtures/snapshots/kind-cilium-kpr.json --format html");
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
+  ASSERT_EQ(scale.exit_code, 0) << scale.err;
+  auto chart = [](const std::string& page) {
+    size_t a = page.find("<figure><figcaption>Projected iptables rules");
+    size_t b = page.find("</ul>", a);
+    return a == std::string::npos ? std::string() : page.substr(a, b - a);
+  };
+  EXPECT_FALSE(chart(cmp.out).empty());
+  EXPECT_EQ(chart(cmp.out), chart(scale.out));
+}
+
+TEST(CompareHtml, ScalePageEscapesNodeStrings) {
+  nlohmann::json snap = nlohmann::json::parse(read_text(source_path("fixtures/snapshots/kind-kube-proxy.json")));
+  snap["node"]["name"] = "<script>alert(1)</script>\"><img src=x onerror=alert(2)>\x1b[31m";
+  TempDir dir;
+  write_text(dir.file("evil.json"), snap.dump());
+  for (const char* format : {"html", "markdown", "text"}) {
+    auto r = run({dpscope_bin(), "scale", dir.file("evil.json"), "--format", format});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << format;
+    if (std::string(format) == "text") continue;  // a terminal does not read markup
+    EXPECT_EQ(r.out.find("<script"), std::string::npos) << format;
+    EXPECT_EQ(r.out.find("<img"), std::string::npos) << format;
+  }
 }
 
 TEST(CompareHtml, TheConsoleDetectorCatchesErrors) {

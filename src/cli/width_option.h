@@ -1,0 +1,19 @@
+// --width N, shared by the commands with text output (compare, check, where,
+// scale): the column count the text must fit (reports/text_width.h).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstddef>
+#include <optional>
+
+namespace dpscope::cli {
+
+inline void add_width_option(CLI::App* sub, std::optional<size_t>& width) {
+  sub->add_option_function<size_t>(
+      "--width", [&width](const size_t& n) { width = n; },
+      "fit text output to N columns (0 = no limit). Default: the terminal's width when stdout is a terminal, "
+      "else $COLUMNS when it is a number, else no limit. Tables shorten labels and notes with \"...\" and put "
+      "many sides in groups; numbers are never cut");
+}
+
+}  // namespace dpscope::cli
