@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/phase_timer.h"
 #include "collectors/import/bpftool.h"
 #include "collectors/import/import.h"
 #include "model/iptables.h"
@@ -133,6 +134,7 @@ void register_import(CLI::App& app, Runner& run) {
 
   sub->callback([&run, settings, bpftool] {
     run = [settings, bpftool] {
+      PhaseTimer phase;
       importer::Importer im;
       bool any = false;
       for (const auto& input : settings->inputs) {
@@ -143,10 +145,13 @@ void register_import(CLI::App& app, Runner& run) {
       }
       if (!any) throw UsageError("import: give at least one input (--iptables-save, --nft-json, ...; see --help)");
       bpftool->finish(im.snapshot());
+      phase("parse");
       // Deliberately never freed: the process ends right after writing, and
       // freeing a 350k-rule snapshot rule by rule is ~10% of a big import.
       const auto* snapshot = new model::Snapshot(im.finish(settings->node));
+      phase("canonicalize");
       model::save_snapshot(*snapshot, settings->output);
+      phase("write");
       return kExitOk;
     };
   });

@@ -5,11 +5,11 @@
 
 #include <chrono>
 #include <ctime>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/phase_timer.h"
 #include "cli/host_env.h"
 #include "collectors/bpf/bpf.h"
 #include "collectors/netfilter/netfilter.h"
@@ -128,21 +128,7 @@ int run_snapshot(const SnapshotSettings& settings) {
   // Fail on a missing namespace before any collection starts.
   if (!nf.netns.empty()) netfilter::open_netns(nf.netns);
 
-  // DPSCOPE_TIMING=1: phase times on stderr (bench/run.sh, BENCHMARKS.md).
-  const bool timing = getenv("DPSCOPE_TIMING") != nullptr;
-  auto t0 = std::chrono::steady_clock::now();
-  auto phase = [&](const char* name) {
-    if (!timing) return;
-    const auto now = std::chrono::steady_clock::now();
-    std::ifstream status("/proc/self/status");
-    std::string line, hwm;
-    while (std::getline(status, line)) {
-      if (line.rfind("VmHWM:", 0) == 0) hwm = line.substr(6);
-    }
-    std::cerr << "dpscope: timing: " << name << " " << std::chrono::duration<double>(now - t0).count()
-              << " s, peak RSS so far" << hwm << "\n";
-    t0 = now;
-  };
+  PhaseTimer phase;
   // Rules go to a temporary file as they are read (a 20k-service node's rules
   // would otherwise be most of the memory); without one they stay in memory.
   std::unique_ptr<model::RuleSpool> spool;
