@@ -360,6 +360,8 @@ TEST(DaemonSetManifest, MatchesWhatCollectAndHostModeExpect) {
            "path: /\n",                                        // ... of the whole node
            "fieldPath: spec.nodeName",                          // NODE_NAME
            "- operator: Exists",                                // every node
+           "- name: tmp\n              mountPath: /tmp",         // the rule spool under a read-only root
+           "emptyDir:",
        }) {
     EXPECT_TRUE(contains(yaml, needed)) << "packaging/daemonset.yaml lacks: " << needed;
   }
