@@ -8,6 +8,7 @@
 
 #include "model/json.h"
 #include "model/snapshot_writer.h"
+#include "tests/support/snapshot_text.h"
 #include "util/error.h"
 
 namespace dpscope::model {
@@ -70,16 +71,7 @@ Snapshot rich() {
   return s;
 }
 
-std::string written(const Snapshot& s) {
-  char* data = nullptr;
-  size_t size = 0;
-  std::FILE* f = open_memstream(&data, &size);
-  write_snapshot(s, f);
-  std::fclose(f);
-  std::string out(data, size);
-  std::free(data);
-  return out;
-}
+std::string written(const Snapshot& s) { return test::snapshot_text(s); }
 
 std::string error_of(const std::string& text, const LoadOptions& options = {}) {
   try {

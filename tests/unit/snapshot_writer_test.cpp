@@ -3,13 +3,11 @@
 // path -- in dump(1)'s layout except one compact line per rule and element.
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <cstdlib>
+#include <sstream>
 
 #include "model/json.h"
 #include "model/snapshot_writer.h"
-
-#include <sstream>
+#include "tests/support/snapshot_text.h"
 
 namespace dpscope::model {
 namespace {
@@ -80,16 +78,7 @@ model::Snapshot populated() {
   return s;
 }
 
-std::string streamed(const model::Snapshot& s) {
-  char* data = nullptr;
-  size_t size = 0;
-  std::FILE* f = open_memstream(&data, &size);
-  write_snapshot(s, f);
-  std::fclose(f);
-  std::string out(data, size);
-  std::free(data);
-  return out;
-}
+std::string streamed(const model::Snapshot& s) { return test::snapshot_text(s); }
 
 TEST(SnapshotWriter, SameContentAsModelJson) {
   const model::Snapshot s = populated();
@@ -151,13 +140,7 @@ TEST(RuleSpool, WritesTheSameBytesAsRulesInMemory) {
     }
   }
   EXPECT_GT(spool.bytes(), 0u);
-  char* data = nullptr;
-  size_t size = 0;
-  std::FILE* f = open_memstream(&data, &size);
-  write_snapshot(parked, f, &spool);
-  std::fclose(f);
-  EXPECT_EQ(std::string(data, size), from_memory);
-  std::free(data);
+  EXPECT_EQ(test::snapshot_text(parked, &spool), from_memory);
 
   // Another backend's chain of the same name is not confused with it.
   std::string out;
