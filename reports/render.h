@@ -16,7 +16,8 @@ Format format_from_string(const std::string& name);
 
 struct TextOptions {
   bool color = false;   // ANSI colours (only on a tty without NO_COLOR)
-  size_t width = 0;     // terminal columns; notes are cut to fit (0 = no limit)
+  size_t width = 0;     // columns to fit (reports/text_width.h; 0 = no limit): labels and notes
+                        // shorten, sides go in groups, sentences wrap; numbers are never cut
 };
 
 std::string render_text(const Comparison& c, const TextOptions& opt = {});
