@@ -40,62 +40,55 @@ RunResult open_page(const std::string& browser, const TempDir& dir, const std::s
 
 bool has_console_message(const std::string& log) { return log.find(":CONSOLE") != std::string::npos; }
 
-TEST(CompareHtml, OpensInChromiumWithoutConsoleErrors) {
-  std::string browser = chromium();
-  if (browser.empty()) GTEST_SKIP() << "SKIPPED: chromium not installed (make deps installs it)";
-  TempDir dir;
-  std::string page = dir.file("kind.html");
-  auto r = sh("cd '" + source_path("") + "' && '" + dpscope_bin() +
-              "' compare fixtures/snapshots/kind-kube-proxy.json fixtures/snapshots/kind-cilium-kpr.json --format html"
-              " -o '" + page + "'");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::string html = read_text(page);
+// Writes `command` (run from the source root, `-o PAGE` appended) as a page,
+// checks it is self-contained, opens it in Chromium with a screenshot kept in
+// the build dir, and returns its DOM (empty after a failure).
+std::string render_and_open(const std::string& browser, const TempDir& dir, const std::string& command,
+                            const std::string& shot_name, const std::string& window) {
+  const std::string page = dir.file(shot_name + ".html");
+  auto r = sh("cd '" + source_path("") + "' && '" + dpscope_bin() + "' " + command + " -o '" + page + "'");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  const std::string html = read_text(page);
   // Self-contained: no script, no external reference.
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));  // only the SVG namespace
   EXPECT_EQ(html.find("https://"), std::string::npos);
   EXPECT_EQ(html.find("src="), std::string::npos);
-  EXPECT_NE(html.find("<svg"), std::string::npos);
 
-  std::string shot = std::string(DPSCOPE_BUILD_DIR) + "/compare-kind.png";
-  auto s = open_page(browser, dir, page, {"--window-size=1200,2400", "--screenshot=" + shot});
-  ASSERT_EQ(s.exit_code, 0) << s.err;
+  const std::string shot = std::string(DPSCOPE_BUILD_DIR) + "/" + shot_name + ".png";
+  auto s = open_page(browser, dir, page, {"--window-size=" + window, "--screenshot=" + shot});
+  EXPECT_EQ(s.exit_code, 0) << s.err;
   EXPECT_FALSE(has_console_message(s.err)) << s.err;
   EXPECT_GT(read_text(shot).size(), 10000u) << "no screenshot at " << shot;
   auto dom = open_page(browser, dir, page, {"--dump-dom"});
-  ASSERT_EQ(dom.exit_code, 0);
+  EXPECT_EQ(dom.exit_code, 0);
   EXPECT_FALSE(has_console_message(dom.err)) << dom.err;
-  EXPECT_NE(dom.out.find("KUBE-SVC service chains"), std::string::npos);
-  EXPECT_NE(dom.out.find("<svg"), std::string::npos);
+  return dom.out;
+}
+
+TEST(CompareHtml, OpensInChromiumWithoutConsoleErrors) {
+  std::string browser = chromium();
+  if (browser.empty()) GTEST_SKIP() << "SKIPPED: chromium not installed (make deps installs it)";
+  TempDir dir;
+  const std::string dom = render_and_open(
+      browser, dir,
+      "compare fixtures/snapshots/kind-kube-proxy.json fixtures/snapshots/kind-cilium-kpr.json --format html",
+      "compare-kind", "1200,2400");
+  EXPECT_NE(dom.find("KUBE-SVC service chains"), std::string::npos);
+  EXPECT_NE(dom.find("<svg"), std::string::npos);
 }
 
 TEST(CompareHtml, ScalePageOpensInChromiumWithoutConsoleErrors) {
   std::string browser = chromium();
   if (browser.empty()) GTEST_SKIP() << "SKIPPED: chromium not installed (make deps installs it)";
   TempDir dir;
-  std::string page = dir.file("scale.html");
-  auto r = sh("cd '" + source_path("") + "' && '" + dpscope_bin() +
-              "' scale fixtures/snapshots/kind-kube-proxy.json fixtures/snapshots/kind-cilium-kpr.json --format html"
-              " -o '" + page + "'");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::string html = read_text(page);
-  EXPECT_EQ(html.find("<script"), std::string::npos);
-  EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));
-  EXPECT_EQ(html.find("https://"), std::string::npos);
-  EXPECT_EQ(html.find("src="), std::string::npos);
-  EXPECT_NE(html.find("<table>"), std::string::npos);
-
-  std::string shot = std::string(DPSCOPE_BUILD_DIR) + "/scale-kind.png";
-  auto s = open_page(browser, dir, page, {"--window-size=1200,1600", "--screenshot=" + shot});
-  ASSERT_EQ(s.exit_code, 0) << s.err;
-  EXPECT_FALSE(has_console_message(s.err)) << s.err;
-  EXPECT_GT(read_text(shot).size(), 10000u) << "no screenshot at " << shot;
-  auto dom = open_page(browser, dir, page, {"--dump-dom"});
-  ASSERT_EQ(dom.exit_code, 0);
-  EXPECT_FALSE(has_console_message(dom.err)) << dom.err;
+  const std::string dom = render_and_open(
+      browser, dir, "scale fixtures/snapshots/kind-kube-proxy.json fixtures/snapshots/kind-cilium-kpr.json --format html",
+      "scale-kind", "1200,1600");
+  EXPECT_NE(dom.find("<table>"), std::string::npos);
   // Both charts reached the DOM: the iptables projection and the eBPF service map.
-  EXPECT_NE(dom.out.find("Projected iptables rules"), std::string::npos);
-  EXPECT_NE(dom.out.find("eBPF service map slots"), std::string::npos);
+  EXPECT_NE(dom.find("Projected iptables rules"), std::string::npos);
+  EXPECT_NE(dom.find("eBPF service map slots"), std::string::npos);
 }
 
 TEST(CompareHtml, CompareAndScalePagesDrawTheSameProjection) {
