@@ -6,6 +6,10 @@
 // (and drop the rules of chains the caller does not read), while everything
 // else -- a few hundred small objects -- goes through the DOM and the same
 // from_json() as before, so field checks and messages stay in one place.
+//
+// Uses two pieces of nlohmann's detail namespace (json_sax_dom_parser for the
+// DOM side, parser<> to plug in our own input); written against 3.11.2, the
+// version Debian 12 ships.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -88,13 +92,6 @@ struct Scalar {
   std::string* s = nullptr;
 };
 
-// The bytes nlohmann's lexer reads, from a file (1 MiB reads) or a string,
-// with one addition: skip_array(), asked for by the SAX handler right after
-// a '[' of rules it will not keep, jumps to the matching ']' with a plain
-// byte scan and counts the objects in between. Over half of a kube-proxy
-// node's rules (KUBE-SEP chains) are only counted by reports, and scanning
-// them is ~10x cheaper than tokenizing them. (Skipped bytes are checked for
-// balanced brackets and strings only, not for JSON grammar.)
 // What the SAX handler and the error path share with the Input, which the
 // parser owns (moved in, out of reach).
 struct InputControl {
@@ -104,6 +101,13 @@ struct InputControl {
   int read_error = 0;
 };
 
+// The bytes nlohmann's lexer reads, from a file (1 MiB reads) or a string,
+// with one addition: skip_array(), asked for by the SAX handler right after
+// a '[' of rules it will not keep, jumps to the matching ']' with a plain
+// byte scan and counts the objects in between. Over half of a kube-proxy
+// node's rules (KUBE-SEP chains) are only counted by reports, and scanning
+// them is ~10x cheaper than tokenizing them. (Skipped bytes are checked for
+// balanced brackets and strings only, not for JSON grammar.)
 class Input {
  public:
   using char_type = char;
