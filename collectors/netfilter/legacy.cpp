@@ -221,6 +221,7 @@ model::Table parse_legacy_table(int af, const LegacyTableInfo& info, const uint8
     }
     chain.rule_count = chain.rules.size();
     if (spool && !chain.rules.empty()) {
+      // false (a full /tmp): the rules simply stay in memory.
       spool->store(model::Backend::IptablesLegacy, table.family, table.name, chain.name, chain.rules);
     }
   };

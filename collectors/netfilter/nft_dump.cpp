@@ -325,10 +325,12 @@ int dump_rules(NlSocket& sock, Attempt& a, ChainInfo& info, bool iptables, const
   });
   if (err == 0 && options.spool && !rules.empty()) {
     // Out of memory as soon as read: the bulk of a big node's snapshot.
-    chain.rule_count = rules.size();
-    options.spool->store(iptables ? model::Backend::IptablesNft : model::Backend::Nftables,
-                         nft_family_name(info.family), table, chain.name, rules);
-    info.spooled = true;
+    const size_t count = rules.size();
+    if (options.spool->store(iptables ? model::Backend::IptablesNft : model::Backend::Nftables,
+                             nft_family_name(info.family), table, chain.name, rules)) {
+      chain.rule_count = count;
+      info.spooled = true;
+    }
   }
   return err;
 }
@@ -417,11 +419,7 @@ void dump_contents(Attempt& a, const Options& options, const std::vector<bool>& 
       int err = 0;
       if (i < a.chains.size()) {
         ChainInfo& c = a.chains[i];
-        try {
-          err = dump_rules(sock, a, c, iptables_table[c.table], options);
-        } catch (const SystemError& e) {
-          err = e.err() ? e.err() : EIO;  // the spool's file: reported like a dump error
-        }
+        err = dump_rules(sock, a, c, iptables_table[c.table], options);
       } else {
         SetInfo& s = a.sets[i - a.chains.size()];
         if (s.read_elements) err = dump_elements(sock, a, s);

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <cstring>
 #include <iostream>
 #include <memory>
 
@@ -148,6 +149,10 @@ int run_snapshot(const SnapshotSettings& settings) {
   model::canonicalize(snapshot);
   phase("canonicalize");
   if (!settings.quiet) report_progress(snapshot);
+  if (spool && spool->failure() && !settings.quiet) {
+    std::cerr << "dpscope: note: the temporary file for rules stopped taking them (" << std::strerror(spool->failure())
+              << "); the rest were kept in memory\n";
+  }
   model::save_snapshot(snapshot, settings.output, spool.get());
   phase("write");
   return snapshot.unavailable.empty() ? kExitOk : kExitIncomplete;

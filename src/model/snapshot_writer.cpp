@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cerrno>
 #include <cstring>
@@ -327,6 +328,7 @@ struct RuleSpool::Impl {
     uint64_t offset = 0, length = 0;
   };
   std::unordered_map<std::string, Span> spans;
+  std::atomic<int> failed{0};  // errno of the first failed write
 
   static std::string key(Backend backend, const std::string& family, const std::string& table,
                          const std::string& chain) {
@@ -355,8 +357,9 @@ RuleSpool::RuleSpool() : impl_(new Impl) {
 
 RuleSpool::~RuleSpool() { delete impl_; }
 
-void RuleSpool::store(Backend backend, const std::string& family, const std::string& table, const std::string& chain,
+bool RuleSpool::store(Backend backend, const std::string& family, const std::string& table, const std::string& chain,
                       std::vector<Rule>& rules) {
+  if (impl_->failed) return false;
   Writer w(nullptr);  // renders into its buffer, outside the lock
   for (const auto& r : rules) w.item(kRuleLevel), write_rule(w, r, kRuleLevel);
   const std::string& text = w.text();
@@ -366,14 +369,20 @@ void RuleSpool::store(Backend backend, const std::string& family, const std::str
     const ssize_t n = ::pwrite(impl_->fd.get(), text.data() + off, text.size() - off,
                                static_cast<off_t>(impl_->end + off));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw SystemError("writing rule text to the temporary file", n < 0 ? errno : ENOSPC);
+    if (n <= 0) {
+      impl_->failed = n < 0 ? errno : ENOSPC;  // a full /tmp: the rules stay in memory from now on
+      return false;
+    }
     off += static_cast<size_t>(n);
   }
   impl_->end += text.size();
   impl_->spans[Impl::key(backend, family, table, chain)] = span;
   rules.clear();
   rules.shrink_to_fit();
+  return true;
 }
+
+int RuleSpool::failure() const { return impl_->failed; }
 
 void RuleSpool::reset() {
   std::lock_guard lock(impl_->mu);

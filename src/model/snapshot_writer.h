@@ -32,9 +32,13 @@ class RuleSpool {
   RuleSpool(const RuleSpool&) = delete;
   RuleSpool& operator=(const RuleSpool&) = delete;
 
-  // Stores a chain's rules under its identity; `rules` is left empty.
-  void store(Backend backend, const std::string& family, const std::string& table, const std::string& chain,
+  // Stores a chain's rules under its identity and empties `rules`. False when
+  // the file cannot take them (a full /tmp): `rules` is left as it was, and
+  // the caller keeps them in memory.
+  bool store(Backend backend, const std::string& family, const std::string& table, const std::string& chain,
              std::vector<Rule>& rules);
+  // errno of the first failed store, 0 when none failed.
+  int failure() const;
   // Forgets everything (a collector starting its read again).
   void reset();
 

@@ -2,7 +2,9 @@
 // the content of model::to_json(s) -- no field lost or renamed on the fast
 // path -- in dump(1)'s layout except one compact line per rule and element.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
+#include <csignal>
 #include <sstream>
 
 #include "model/json.h"
@@ -149,6 +151,39 @@ TEST(RuleSpool, WritesTheSameBytesAsRulesInMemory) {
   spool.reset();
   EXPECT_EQ(spool.bytes(), 0u);
   EXPECT_FALSE(spool.append_to(Backend::IptablesNft, "ip", "nat", "PREROUTING", out));
+}
+
+}  // namespace
+}  // namespace dpscope::model
+
+namespace dpscope::model {
+namespace {
+
+// A spool whose file stops taking writes (here: RLIMIT_FSIZE, as a full /tmp
+// would) refuses the chain and leaves its rules in place, so the collector
+// keeps them in memory; the file written is still the whole snapshot.
+TEST(RuleSpool, AFullFileLeavesTheRulesInMemory) {
+  const Snapshot s = populated();
+  Snapshot parked = s;
+  RuleSpool spool;
+  rlimit old{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+  auto* previous = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of the signal
+  rlimit tiny = old;
+  tiny.rlim_cur = 16;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &tiny), 0);
+  Chain& pre = parked.netfilter.tables[0].chains[0];
+  const auto rules = pre.rules;
+  const bool stored = spool.store(Backend::IptablesNft, "ip", "nat", pre.name, pre.rules);
+  setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, previous);
+  EXPECT_FALSE(stored);
+  EXPECT_EQ(pre.rules, rules);
+  EXPECT_EQ(spool.failure(), EFBIG);
+  std::vector<Rule> more = rules;
+  EXPECT_FALSE(spool.store(Backend::IptablesNft, "ip", "nat", "OTHER", more));  // stays off
+  EXPECT_EQ(more, rules);
+  EXPECT_EQ(test::snapshot_text(parked, &spool), test::snapshot_text(s));
 }
 
 }  // namespace
