@@ -1,11 +1,11 @@
 // dpscope check SNAPSHOT --expect MODE: a migration gate. Exit 0 when the node
 // matches, 1 with the list of problems when it does not. Only reads.
-#include <iostream>
 #include <memory>
 #include <optional>
 
 #include "analysis/check.h"
 #include "cli/commands.h"
+#include "cli/report_output.h"
 #include "cli/width_option.h"
 #include "model/json.h"
 #include "reports/check_render.h"
@@ -26,7 +26,7 @@ struct CheckArgs {
 
 reports::TextOptions text_options(const CheckArgs& a) {
   reports::TextOptions opt;
-  opt.width = reports::output_width(a.width, a.output.empty() || a.output == "-");
+  opt.width = reports::output_width(a.width, to_stdout(a.output));
   return opt;
 }
 
@@ -41,12 +41,7 @@ int run_check(const CheckArgs& a) {
   model::Snapshot s = model::load_snapshot(a.snapshot, {analysis::rule_detail_for});
   analysis::CheckResult r = analysis::check(s, a.expect);
   std::string text = reports::render_check(r, a.snapshot, format, text_options(a));
-  if (a.output.empty() || a.output == "-") {
-    std::cout << text;
-    std::cout.flush();
-  } else {
-    model::write_file_atomically(a.output, text);
-  }
+  write_report(a.output, text);
   return r.ok() ? kExitOk : kExitGateFailed;
 }
 

@@ -3,11 +3,11 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <iostream>
 #include <memory>
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/report_output.h"
 #include "cli/width_option.h"
 #include "analysis/analysis.h"
 #include "model/json.h"
@@ -33,12 +33,12 @@ struct CompareArgs {
 };
 
 reports::TextOptions text_options(const CompareArgs& a) {
-  const bool to_stdout = a.output.empty() || a.output == "-";
+  const bool stdout_report = to_stdout(a.output);
   reports::TextOptions opt;
   // Colour only for a person at a terminal: never into a file or a pipe, and
   // never when NO_COLOR is set (https://no-color.org).
-  opt.color = to_stdout && isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
-  opt.width = reports::output_width(a.width, to_stdout);
+  opt.color = stdout_report && isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+  opt.width = reports::output_width(a.width, stdout_report);
   return opt;
 }
 
@@ -65,12 +65,7 @@ int run_compare(const CompareArgs& a) {
       clusters.push_back(reports::load_cluster(a.inputs[i], i < a.labels.size() ? a.labels[i] : ""));
     }
     std::string text = reports::render(reports::compare_clusters(clusters), format, text_options(a));
-    if (a.output.empty() || a.output == "-") {
-      std::cout << text;
-      std::cout.flush();
-    } else {
-      model::write_file_atomically(a.output, text);
-    }
+    write_report(a.output, text);
     return kExitOk;
   }
   std::vector<model::Snapshot> snaps = model::load_snapshots(a.inputs, {analysis::rule_detail_for});
@@ -80,24 +75,14 @@ int run_compare(const CompareArgs& a) {
   }
   if (a.services) {
     std::string text = reports::render_services(reports::services_view(sides), format, text_options(a));
-    if (a.output.empty() || a.output == "-") {
-      std::cout << text;
-      std::cout.flush();
-    } else {
-      model::write_file_atomically(a.output, text);
-    }
+    write_report(a.output, text);
     return kExitOk;
   }
   reports::Comparison cmp = reports::compare(sides);
   // The scale projection is drawn only on the HTML page; the other formats skip the fit.
   if (format == reports::Format::Html) reports::add_scale(cmp, sides);
   std::string text = reports::render(cmp, format, text_options(a));
-  if (a.output.empty() || a.output == "-") {
-    std::cout << text;
-    std::cout.flush();
-  } else {
-    model::write_file_atomically(a.output, text);
-  }
+  write_report(a.output, text);
   return kExitOk;
 }
 

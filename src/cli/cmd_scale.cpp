@@ -1,12 +1,12 @@
 // dpscope scale SNAPSHOT... [--services N --endpoints M]: rules as a function
 // of services and endpoints, fitted from each snapshot's own composition and
 // projected, beside the eBPF side (fixed map memory, LB map capacity).
-#include <iostream>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 
 #include "cli/commands.h"
+#include "cli/report_output.h"
 #include "cli/width_option.h"
 #include "model/json.h"
 #include "reports/scale_report.h"
@@ -41,14 +41,9 @@ int run_scale(const ScaleArgs& a) {
     sides.push_back(reports::scale_side(s, s.node.name.empty() ? path : s.node.name, path));
   }
   reports::TextOptions opt;
-  opt.width = reports::output_width(a.width, a.output.empty() || a.output == "-");
+  opt.width = reports::output_width(a.width, to_stdout(a.output));
   std::string text = reports::render_scale(sides, a.services, a.endpoints, format, opt);
-  if (a.output.empty() || a.output == "-") {
-    std::cout << text;
-    std::cout.flush();
-  } else {
-    model::write_file_atomically(a.output, text);
-  }
+  write_report(a.output, text);
   return kExitOk;
 }
 

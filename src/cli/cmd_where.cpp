@@ -1,12 +1,12 @@
 // dpscope where IP[:PORT] SNAPSHOT...: every place a service address is
 // programmed on each node: rules, nft map elements, eBPF LB frontends/backends.
-#include <iostream>
 #include <memory>
 #include <optional>
 
 #include "analysis/analysis.h"
 #include "analysis/where.h"
 #include "cli/commands.h"
+#include "cli/report_output.h"
 #include "cli/width_option.h"
 #include "model/json.h"
 #include "reports/where_render.h"
@@ -26,7 +26,7 @@ struct WhereArgs {
 
 reports::TextOptions text_options(const WhereArgs& a) {
   reports::TextOptions opt;
-  opt.width = reports::output_width(a.width, a.output.empty() || a.output == "-");
+  opt.width = reports::output_width(a.width, to_stdout(a.output));
   return opt;
 }
 
@@ -66,12 +66,7 @@ int run_where(const WhereArgs& a) {
     nodes.push_back(std::move(n));
   }
   std::string text = reports::render_where(a.positional[0], nodes, format, text_options(a));
-  if (a.output.empty() || a.output == "-") {
-    std::cout << text;
-    std::cout.flush();
-  } else {
-    model::write_file_atomically(a.output, text);
-  }
+  write_report(a.output, text);
   return kExitOk;
 }
 

@@ -1,18 +1,18 @@
 // JSON form of the snapshot model ("dpscope.snapshot/v1").
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "model/snapshot.h"
 
 namespace dpscope::model {
 
 nlohmann::json to_json(const Snapshot& s);
-
-#include <cstdint>
-#include <functional>
-#include <string_view>
 
 // How much of a chain's rules a reader keeps.
 enum class RuleDetail : uint8_t {
