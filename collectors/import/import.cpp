@@ -34,7 +34,9 @@ bool count_only(const model::Table& t) {
 
 void Importer::add_iptables_save(const std::string& path, const IptablesTextOptions& options) {
   const std::string text = model::read_file(path);
-  add(parse_iptables_save(text, origin_of(path), options), origin_of(path));
+  model::RuleTextBuffer rule_text;
+  add(parse_iptables_save(text, origin_of(path), options, rule_text), origin_of(path));
+  rule_text_.merge(std::move(rule_text));  // after add(): a rejected input leaves nothing behind
   note_input(path);
 }
 
@@ -86,7 +88,8 @@ model::Snapshot Importer::finish(const std::string& node_name) {
   node.environment = "import";
   node.taken_at = now_rfc3339();
   node.tool_version = DPSCOPE_VERSION;
-  model::refresh_counts(snapshot_);
+  // No refresh_counts(): every parser sets its chains' counts, and chains
+  // whose rules are in rule_text_ have an empty `rules`.
   model::canonicalize(snapshot_);
   return std::move(snapshot_);
 }

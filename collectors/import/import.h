@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model/snapshot.h"
+#include "model/snapshot_writer.h"
 
 namespace dpscope::importer {
 
@@ -33,6 +34,18 @@ struct IptablesTextOptions {
 // -F, -P, -I, -Z are applied as iptables-restore would.
 std::vector<model::Table> parse_iptables_save(std::string_view text, const std::string& origin,
                                               const IptablesTextOptions& options);
+
+// The same, for large files: when the text has iptables-save's shape (each
+// table's ":CHAIN" lines, then only -A lines with each chain's rules
+// together), the rule lines are split between threads, parsed and rendered
+// straight into `rule_text` (the tables' chains get rule_count, no rules).
+// Anything else -- restore commands, an error, a chain's rules in two places
+// -- runs the in-memory parser on the whole file instead, so the result and
+// every error message are those of parse_iptables_save(). `chunk_bytes` is
+// the least text worth a thread (tests make it small to split small inputs).
+std::vector<model::Table> parse_iptables_save(std::string_view text, const std::string& origin,
+                                              const IptablesTextOptions& options, model::RuleTextBuffer& rule_text,
+                                              size_t chunk_bytes = size_t{1} << 20);
 
 // `iptables [-t TABLE] -S [-v]` output of one table: -P/-N/-A lines, no
 // "*table" and no COMMIT (the table is not in the text, so the caller names it).
@@ -70,12 +83,15 @@ class Importer {
 
   // The snapshot under construction, for importers of other sections.
   model::Snapshot& snapshot() { return snapshot_; }
+  // Rules of large iptables-save inputs, rendered (pass to save_snapshot).
+  const model::RuleTextBuffer& rule_text() const { return rule_text_; }
 
   // Node identity, canonical order, counts. The importer is spent afterwards.
   model::Snapshot finish(const std::string& node_name);
 
  private:
   model::Snapshot snapshot_;
+  model::RuleTextBuffer rule_text_;
   // (backend, family, name) -> the input it came from.
   std::map<std::tuple<int, std::string, std::string>, std::string> origins_;
 };

@@ -150,7 +150,7 @@ void register_import(CLI::App& app, Runner& run) {
       // freeing a 350k-rule snapshot rule by rule is ~10% of a big import.
       const auto* snapshot = new model::Snapshot(im.finish(settings->node));
       phase("canonicalize");
-      model::save_snapshot(*snapshot, settings->output);
+      model::save_snapshot(*snapshot, settings->output, &im.rule_text());
       phase("write");
       return kExitOk;
     };

@@ -47,6 +47,14 @@ int family_rank(const std::string& f) {
 
 }  // namespace
 
+bool chain_order_less(const Chain& a, const Chain& b) {
+  auto key = [](const Chain& c) {
+    return std::make_tuple(c.base ? 0 : 1, c.base ? hook_rank(c.base->hook) : 0, c.base ? c.base->priority : 0,
+                           std::cref(c.name));  // no copy per comparison
+  };
+  return key(a) < key(b);
+}
+
 void canonicalize(Snapshot& s) {
   auto& tables = s.netfilter.tables;
   std::sort(tables.begin(), tables.end(), [](const Table& a, const Table& b) {
@@ -54,13 +62,9 @@ void canonicalize(Snapshot& s) {
            std::make_tuple(static_cast<int>(b.backend), family_rank(b.family), b.family, b.name);
   });
   for (auto& t : tables) {
-    std::sort(t.chains.begin(), t.chains.end(), [](const Chain& a, const Chain& b) {
-      auto key = [](const Chain& c) {
-        return std::make_tuple(c.base ? 0 : 1, c.base ? hook_rank(c.base->hook) : 0,
-                               c.base ? c.base->priority : 0, std::cref(c.name));  // no copy per comparison
-      };
-      return key(a) < key(b);
-    });
+    if (!std::is_sorted(t.chains.begin(), t.chains.end(), chain_order_less)) {  // importers give them in order
+      std::sort(t.chains.begin(), t.chains.end(), chain_order_less);
+    }
     for (auto& c : t.chains) {
       auto by_position = [](const Rule& a, const Rule& b) { return a.position < b.position; };
       if (!std::is_sorted(c.rules.begin(), c.rules.end(), by_position)) {  // collectors give them in order

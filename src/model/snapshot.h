@@ -282,6 +282,8 @@ Backend backend_from_string(const std::string& s);
 // base chains first in hook order, then by name; rules keep their position;
 // sets by name; eBPF objects by id; frontends by (address, port, protocol).
 void canonicalize(Snapshot& s);
+// The chain order canonicalize() gives a table: base chains in hook order, then by name.
+bool chain_order_less(const Chain& a, const Chain& b);
 
 // Fills Chain::rule_count from rules where rules_recorded.
 void refresh_counts(Snapshot& s);

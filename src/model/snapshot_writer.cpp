@@ -13,6 +13,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 
 #include "model/json.h"
@@ -36,6 +37,12 @@ class Writer {
   void raw(std::string_view s) {
     buf_.append(s);
     if (buf_.size() >= kChunk) flush();
+  }
+  // Text rendered elsewhere: a large piece goes straight to the file.
+  void text_block(std::string_view s) {
+    if (out_ == nullptr || s.size() < kChunk / 4) return raw(s);
+    flush();
+    if (std::fwrite(s.data(), 1, s.size(), out_) != s.size()) throw std::runtime_error(std::strerror(errno));
   }
   // Without a FILE the text stays in the buffer (text()).
   void flush() {
@@ -211,13 +218,13 @@ void write_rule(Writer& w, const Rule& r, int level) {
 // Rules are items at this depth: tables (3) > chains (5) > rules (7).
 constexpr int kRuleLevel = 7;
 
-// Where a table's chains may find spooled rules.
+// Where a table's chains may find rendered rules.
 struct TableContext {
-  const RuleSpool* spool = nullptr;
+  const RuleText* rule_text = nullptr;
   const Table* table = nullptr;
 };
 
-void write_chain(Writer& w, const Chain& c, int level, const TableContext& ctx) {
+void write_chain(Writer& w, const Chain& c, size_t index, int level, const TableContext& ctx) {
   w.open('{', level);
   if (c.base) {
     const int bl = level + 1;
@@ -235,9 +242,9 @@ void write_chain(Writer& w, const Chain& c, int level, const TableContext& ctx) 
   w.key("rules", level + 1);
   w.open('[', level + 1);
   bool empty = c.rules.empty();
-  if (empty && c.rule_count > 0 && ctx.spool &&
-      ctx.spool->append_to(ctx.table->backend, ctx.table->family, ctx.table->name, c.name, w.text())) {
-    empty = false;  // the spooled lines, rendered by render_rules() at kRuleLevel
+  if (empty && c.rule_count > 0 && ctx.rule_text &&
+      ctx.rule_text->write_to(*ctx.table, index, c, [&w](std::string_view text) { w.text_block(text); })) {
+    empty = false;  // lines rendered by RuleLines at kRuleLevel
     w.first_ = false;
   }
   for (const auto& r : c.rules) w.item(level + 2), write_rule(w, r, level + 2);
@@ -272,13 +279,46 @@ void write_set(Writer& w, const NftSet& s, int level) {
   w.close('}', level, false);
 }
 
-void write_table(Writer& w, const Table& t, int level, const RuleSpool* spool) {
-  const TableContext ctx{spool, &t};
+// A table's chains as the items of its "chains" array. A large table (a
+// 20k-service node's nat table has 120k chains) is rendered in slices on
+// several threads, each into its own buffer, and written in order.
+void write_chains(Writer& w, const Table& t, int level, const TableContext& ctx) {
+  static constexpr size_t kSlice = 2048;  // chains per slice
+  const size_t n = t.chains.size();
+  const size_t threads = std::min<size_t>(std::max(1U, std::thread::hardware_concurrency()), 8);
+  if (n < 4 * kSlice || threads == 1) {
+    for (size_t i = 0; i < n; ++i) w.item(level), write_chain(w, t.chains[i], i, level, ctx);
+    return;
+  }
+  std::vector<std::string> rendered(threads);
+  for (size_t round = 0; round * kSlice * threads < n; ++round) {
+    auto render = [&](size_t k) {
+      const size_t begin = (round * threads + k) * kSlice;
+      const size_t end = std::min(n, begin + kSlice);
+      Writer slice(nullptr);
+      slice.first_ = begin == 0;
+      for (size_t i = begin; i < end; ++i) slice.item(level), write_chain(slice, t.chains[i], i, level, ctx);
+      rendered[k] = std::move(slice.text());
+    };
+    std::vector<std::thread> pool;
+    for (size_t k = 1; k < threads; ++k) pool.emplace_back(render, k);
+    render(0);
+    for (auto& th : pool) th.join();
+    for (auto& text : rendered) {
+      w.text_block(text);
+      text.clear();
+    }
+  }
+  w.first_ = false;
+}
+
+void write_table(Writer& w, const Table& t, int level, const RuleText* rule_text) {
+  const TableContext ctx{rule_text, &t};
   w.open('{', level);
   w.key("backend", level + 1), w.string(to_string(t.backend));
   w.key("chains", level + 1);
   w.open('[', level + 1);
-  for (const auto& c : t.chains) w.item(level + 2), write_chain(w, c, level + 2, ctx);
+  write_chains(w, t, level + 2, ctx);
   w.close(']', level + 1, t.chains.empty());
   w.key("family", level + 1), w.string(t.family);
   w.key("name", level + 1), w.string(t.name);
@@ -291,7 +331,7 @@ void write_table(Writer& w, const Table& t, int level, const RuleSpool* spool) {
 
 }  // namespace
 
-void write_snapshot(const Snapshot& s, std::FILE* out, const RuleSpool* spool) {
+void write_snapshot(const Snapshot& s, std::FILE* out, const RuleText* rule_text) {
   // Everything but the tables through the model's own JSON form, so no field
   // is spelled twice; the tables go where its empty "tables" array is.
   Snapshot rest;
@@ -311,11 +351,82 @@ void write_snapshot(const Snapshot& s, std::FILE* out, const RuleSpool* spool) {
   w.raw(std::string_view(text).substr(0, at));
   w.raw("\n  \"tables\": ");
   w.open('[', 2);
-  for (const auto& t : s.netfilter.tables) w.item(3), write_table(w, t, 3, spool);
+  for (const auto& t : s.netfilter.tables) w.item(3), write_table(w, t, 3, rule_text);
   w.close(']', 2, s.netfilter.tables.empty());
   w.raw(std::string_view(text).substr(at + marker.size()));
   w.raw("\n");
   w.flush();
+}
+
+// ---- RuleLines, RuleTextBuffer ------------------------------------------
+
+struct RuleLines::Impl {
+  Writer w{nullptr};
+};
+
+RuleLines::RuleLines() : impl_(std::make_unique<Impl>()) {}
+RuleLines::~RuleLines() = default;
+void RuleLines::start_chain() { impl_->w.first_ = true; }
+void RuleLines::add(const Rule& rule) {
+  impl_->w.item(kRuleLevel);
+  write_rule(impl_->w, rule, kRuleLevel);
+}
+std::string& RuleLines::text() { return impl_->w.text(); }
+
+std::string_view RuleTextBuffer::adopt(std::string text) {
+  blocks_.push_back(std::make_unique<std::string>(std::move(text)));
+  return *blocks_.back();
+}
+
+void RuleTextBuffer::add_table(Backend backend, const std::string& family, const std::string& table,
+                               std::vector<ChainText> chains) {
+  size_t size = 0;
+  for (const auto& c : chains) size += c.chain.size();
+  TableText t{backend, family, table, std::move(chains), std::make_unique<char[]>(size + 1), {},
+              std::make_unique<std::once_flag>()};
+  char* at = t.names.get();
+  for (auto& c : t.chains) {
+    std::memcpy(at, c.chain.data(), c.chain.size());
+    c.chain = std::string_view(at, c.chain.size());
+    at += c.chain.size();
+  }
+  tables_.push_back(std::move(t));
+}
+
+void RuleTextBuffer::merge(RuleTextBuffer&& other) {
+  for (auto& b : other.blocks_) blocks_.push_back(std::move(b));
+  for (auto& t : other.tables_) tables_.push_back(std::move(t));
+  other.blocks_.clear();
+  other.tables_.clear();
+}
+
+uint64_t RuleTextBuffer::bytes() const {
+  uint64_t n = 0;
+  for (const auto& t : tables_) {
+    for (const auto& c : t.chains) n += c.text.size();
+  }
+  return n;
+}
+
+bool RuleTextBuffer::write_to(const Table& table, size_t chain_index, const Chain& chain,
+                              const std::function<void(std::string_view)>& sink) const {
+  for (const auto& t : tables_) {
+    if (t.backend != table.backend || t.family != table.family || t.name != table.name) continue;
+    const ChainText* c = nullptr;
+    if (chain_index < t.chains.size() && t.chains[chain_index].chain == chain.name) {
+      c = &t.chains[chain_index];
+    } else {
+      std::call_once(*t.by_name_once, [&t] {
+        for (const auto& candidate : t.chains) t.by_name.emplace(candidate.chain, &candidate);
+      });
+      auto it = t.by_name.find(chain.name);
+      if (it != t.by_name.end()) c = it->second;
+    }
+    if (c == nullptr || c->text.empty()) return false;
+    sink(c->text);
+    return true;
+  }
+  return false;
 }
 
 // ---- RuleSpool ----------------------------------------------------------
@@ -360,9 +471,9 @@ RuleSpool::~RuleSpool() { delete impl_; }
 bool RuleSpool::store(Backend backend, const std::string& family, const std::string& table, const std::string& chain,
                       std::vector<Rule>& rules) {
   if (impl_->failed) return false;
-  Writer w(nullptr);  // renders into its buffer, outside the lock
-  for (const auto& r : rules) w.item(kRuleLevel), write_rule(w, r, kRuleLevel);
-  const std::string& text = w.text();
+  RuleLines lines;  // rendered outside the lock
+  for (const auto& r : rules) lines.add(r);
+  const std::string& text = lines.text();
   std::lock_guard lock(impl_->mu);
   Impl::Span span{impl_->end, text.size()};
   for (size_t off = 0; off < text.size();) {
@@ -408,6 +519,14 @@ bool RuleSpool::append_to(Backend backend, const std::string& family, const std:
   return true;
 }
 
+bool RuleSpool::write_to(const Table& table, size_t /*chain_index*/, const Chain& chain,
+                         const std::function<void(std::string_view)>& sink) const {
+  std::string text;
+  if (!append_to(table.backend, table.family, table.name, chain.name, text)) return false;
+  sink(text);
+  return true;
+}
+
 uint64_t RuleSpool::bytes() const {
   std::lock_guard lock(impl_->mu);
   return impl_->end;
@@ -421,10 +540,10 @@ namespace {
 
 }  // namespace
 
-void save_snapshot(const Snapshot& s, const std::string& path, const RuleSpool* spool) {
+void save_snapshot(const Snapshot& s, const std::string& path, const RuleText* rule_text) {
   if (path == "-") {
     try {
-      write_snapshot(s, stdout, spool);
+      write_snapshot(s, stdout, rule_text);
       if (std::fflush(stdout) != 0) throw std::runtime_error(std::strerror(errno));
     } catch (const std::runtime_error&) {
       throw SystemError("writing the snapshot to stdout", errno ? errno : EIO);
@@ -441,7 +560,7 @@ void save_snapshot(const Snapshot& s, const std::string& path, const RuleSpool* 
     if (!f) write_failed(path, errno);
     std::setvbuf(f.get(), nullptr, _IOFBF, kBuffer);
     try {
-      write_snapshot(s, f.get(), spool);
+      write_snapshot(s, f.get(), rule_text);
       if (std::fclose(f.release()) != 0) throw std::runtime_error(std::strerror(errno));
     } catch (const std::runtime_error&) {
       write_failed(path, errno);
@@ -460,7 +579,7 @@ void save_snapshot(const Snapshot& s, const std::string& path, const RuleSpool* 
   }
   std::setvbuf(f.get(), nullptr, _IOFBF, kBuffer);
   try {
-    write_snapshot(s, f.get(), spool);
+    write_snapshot(s, f.get(), rule_text);
     if (std::fflush(f.get()) != 0) throw std::runtime_error(std::strerror(errno));
     ::fchmod(fileno(f.get()), 0644);  // as write_file_atomically
     if (std::fclose(f.release()) != 0) throw std::runtime_error(std::strerror(errno));

@@ -10,12 +10,85 @@
 #pragma once
 
 #include <cstdio>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "model/snapshot.h"
 
 namespace dpscope::model {
+
+// Rules already rendered to the lines write_snapshot() prints for them, kept
+// outside the model: a chain whose text is here has `rules` empty, rule_count
+// set and rules_recorded true, and the writer copies the text in place.
+class RuleText {
+ public:
+  virtual ~RuleText() = default;
+  // Calls `sink` with the chain's text (once or in pieces); false when none is held.
+  // `chain` is table.chains[chain_index]. Called from several threads at
+  // once (the writer renders a large table's chains in parallel).
+  virtual bool write_to(const Table& table, size_t chain_index, const Chain& chain,
+                        const std::function<void(std::string_view)>& sink) const = 0;
+};
+
+// Renders rules as the items of a chain's "rules" array, exactly as
+// write_snapshot() lays them out.
+class RuleLines {
+ public:
+  RuleLines();
+  ~RuleLines();
+  RuleLines(const RuleLines&) = delete;
+  RuleLines& operator=(const RuleLines&) = delete;
+  void start_chain();            // the next rule is the first of its chain
+  void add(const Rule& rule);
+  std::string& text();           // everything added so far
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Rule text held in memory (an import renders rules on several threads and
+// never builds them as model::Rule), table by table, in the table's chain
+// order: a 20k-service node has 120k chains, and the writer, which walks them
+// in that order, finds each one's text by its index, not by a hash lookup.
+class RuleTextBuffer : public RuleText {
+ public:
+  struct ChainText {
+    std::string_view chain;  // name, checked against the chain the writer asks for
+    std::string_view text;   // "" when the chain has no rules
+  };
+  // Adopts a block of rendered text; views into it stay valid.
+  std::string_view adopt(std::string text);
+  // A table's chains with views into adopted blocks, in the table's chain
+  // order (chain names are copied).
+  void add_table(Backend backend, const std::string& family, const std::string& table, std::vector<ChainText> chains);
+  // Moves everything `other` holds into this buffer.
+  void merge(RuleTextBuffer&& other);
+  bool empty() const { return tables_.empty(); }
+  uint64_t bytes() const;
+
+  bool write_to(const Table& table, size_t chain_index, const Chain& chain,
+                const std::function<void(std::string_view)>& sink) const override;
+
+ private:
+  struct TableText {
+    Backend backend;
+    std::string family, name;
+    std::vector<ChainText> chains;
+    std::unique_ptr<char[]> names;  // storage of the chain name views
+    // Built on the first chain not found at its index (the table's chains
+    // were reordered after add_table()).
+    mutable std::unordered_map<std::string_view, const ChainText*> by_name;
+    std::unique_ptr<std::once_flag> by_name_once;
+  };
+  std::vector<std::unique_ptr<std::string>> blocks_;  // stable addresses across merge()
+  std::vector<TableText> tables_;
+};
 
 // Rules rendered to their snapshot lines as soon as a collector has read
 // them, and kept in an unlinked temporary file instead of memory: a live
@@ -23,7 +96,7 @@ namespace dpscope::model {
 // as text. A collector stores each chain's rules here and leaves the chain's
 // `rules` empty (rule_count set, rules_recorded true); write_snapshot() copies
 // the text back in place. Safe to use from several threads.
-class RuleSpool {
+class RuleSpool : public RuleText {
  public:
   // Opens the temporary file (O_TMPFILE under $TMPDIR, else /tmp). Throws
   // SystemError when it cannot: callers then keep rules in memory.
@@ -47,19 +120,22 @@ class RuleSpool {
                  std::string& out) const;
   uint64_t bytes() const;
 
+  bool write_to(const Table& table, size_t chain_index, const Chain& chain,
+                const std::function<void(std::string_view)>& sink) const override;
+
  private:
   struct Impl;
   Impl* impl_;
 };
 
-// Streams `s` to `out`; chains with rules in `spool` get them from there.
+// Streams `s` to `out`; chains with rules in `rule_text` get them from there.
 // Throws std::runtime_error on a write error.
-void write_snapshot(const Snapshot& s, std::FILE* out, const RuleSpool* spool = nullptr);
+void write_snapshot(const Snapshot& s, std::FILE* out, const RuleText* rule_text = nullptr);
 
 // Writes `s` to `path`: "-" is stdout; an existing FIFO or device is written
 // in place; otherwise a temporary file in the same directory is renamed over
 // `path` once complete, so a failure never leaves a half-written file.
 // Throws InputError (cannot create or write the file) or SystemError (stdout).
-void save_snapshot(const Snapshot& s, const std::string& path, const RuleSpool* spool = nullptr);
+void save_snapshot(const Snapshot& s, const std::string& path, const RuleText* rule_text = nullptr);
 
 }  // namespace dpscope::model

@@ -9,7 +9,7 @@
 
 namespace dpscope::test {
 
-inline std::string snapshot_text(const model::Snapshot& s, const model::RuleSpool* spool = nullptr) {
+inline std::string snapshot_text(const model::Snapshot& s, const model::RuleText* spool = nullptr) {
   char* data = nullptr;
   size_t size = 0;
   std::FILE* f = open_memstream(&data, &size);
