@@ -434,16 +434,23 @@ class Parser {
       scratch_.append(line.data() + start, i - start);
       bool quoted = false;
       for (; i < n; ++i) {
-        const char c = line[i];
         if (quoted) {
-          if (c == '\\' && i + 1 < n) {
+          size_t run = i;  // copied up to the next quote or backslash in one go
+          while (run < n && line[run] != '"' && line[run] != '\\') ++run;
+          scratch_.append(line.data() + i, run - i);
+          i = run;
+          if (i >= n) break;
+          if (line[i] == '\\' && i + 1 < n) {
             scratch_.push_back(line[++i]);
-          } else if (c == '"') {
+          } else if (line[i] == '"') {
             quoted = false;
           } else {
-            scratch_.push_back(c);
+            scratch_.push_back(line[i]);
           }
-        } else if (c == '"') {
+          continue;
+        }
+        const char c = line[i];
+        if (c == '"') {
           quoted = true;
         } else if (c == ' ' || c == '\t') {
           break;
@@ -957,7 +964,10 @@ class Parser {
         if ((t[0].text != "-A" && t[0].text != "--append") || is_option(t[1].text) || !valid_chain_name(t[1].text)) {
           return;
         }
-        const uint32_t index = chain_index_.find(t[1].text);
+        // Consecutive rules of one chain (the rule of iptables-save) skip the lookup.
+        const uint32_t index = run.chain != ChainIndex::kNone && t[1].text == table_.chains[run.chain].name
+                                   ? run.chain
+                                   : chain_index_.find(t[1].text);
         if (index == ChainIndex::kNone) return;
         if (index != run.chain) {
           if (run.chain != ChainIndex::kNone) {
@@ -1024,16 +1034,26 @@ class Parser {
     });
     std::vector<uint32_t> order(keys.size());
     for (size_t i = 0; i < keys.size(); ++i) order[i] = keys[i].index;
-    std::vector<model::Chain> chains;
-    chains.reserve(order.size());
-    std::vector<model::RuleTextBuffer::ChainText> text;
-    text.reserve(order.size());
-    for (uint32_t i : order) {
-      text.push_back({table_.chains[i].name, rule_text_of_[i]});
-      chains.push_back(std::move(table_.chains[i]));
+    // Applied in place, cycle by cycle: each chain moves once, and no second
+    // vector of 120k chains is allocated (fresh pages cost more than the moves).
+    for (size_t start = 0; start < order.size(); ++start) {
+      if (order[start] == start) continue;
+      model::Chain held = std::move(table_.chains[start]);
+      const std::string_view held_text = rule_text_of_[start];
+      size_t at = start;
+      while (order[at] != start) {
+        const size_t from = order[at];
+        table_.chains[at] = std::move(table_.chains[from]);
+        rule_text_of_[at] = rule_text_of_[from];
+        order[at] = static_cast<uint32_t>(at);
+        at = from;
+      }
+      table_.chains[at] = std::move(held);
+      rule_text_of_[at] = held_text;
+      order[at] = static_cast<uint32_t>(at);
     }
-    for (auto& t : text) t.chain = chains[&t - text.data()].name;  // views of the moved names
-    table_.chains = std::move(chains);
+    std::vector<model::RuleTextBuffer::ChainText> text(table_.chains.size());
+    for (size_t i = 0; i < text.size(); ++i) text[i] = {table_.chains[i].name, rule_text_of_[i]};
     split_text_.add_table(table_.backend, table_.family, table_.name, std::move(text));
     rule_text_of_.clear();
     chain_index_.clear();  // its views may point at moved short names
