@@ -33,9 +33,9 @@ bool count_only(const model::Table& t) {
 }  // namespace
 
 void Importer::add_iptables_save(const std::string& path, const IptablesTextOptions& options) {
-  const std::string text = model::read_file(path);
+  const model::FileBytes text = model::read_file_bytes(path);
   model::RuleTextBuffer rule_text;
-  add(parse_iptables_save(text, origin_of(path), options, rule_text), origin_of(path));
+  add(parse_iptables_save(text.view(), origin_of(path), options, rule_text), origin_of(path));
   rule_text_.merge(std::move(rule_text));  // after add(): a rejected input leaves nothing behind
   note_input(path);
 }

@@ -5,6 +5,7 @@
 // splits them (blanks separate, "..." groups, backslash escapes inside quotes),
 // so anything iptables-restore would reject is rejected here with FILE:LINE.
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
@@ -166,8 +167,17 @@ class Parser {
   // text is not iptables-save's shape or has an error anywhere: the caller
   // then runs parse_save(), whose result and messages are the reference.
   bool parse_save_split(std::string_view text, model::RuleTextBuffer& rule_text, size_t chunk_bytes) {
+    // The text check runs beside the parse (its result is needed only at
+    // the end: until then bad bytes just make some line fail to parse).
+    std::atomic<bool> text_ok{false};
+    std::jthread checker([&] {
+      try {
+        check_text(text, origin_);
+        text_ok = true;
+      } catch (const InputError&) {
+      }
+    });
     try {
-      check_text(text, origin_);
       text_ = text;
       split_ = true;
       std::string_view line;
@@ -200,6 +210,8 @@ class Parser {
     } catch (const InputError&) {
       return false;
     }
+    checker.join();
+    if (!text_ok) return false;
     rule_text.merge(std::move(split_text_));
     return true;
   }
@@ -886,8 +898,10 @@ class Parser {
   // Only "-A" lines, each chain's together; parsed on up to 8 threads into
   // rendered text. False when a line is anything else.
   bool rule_region(size_t begin, size_t end, size_t chunk_bytes) {
+    // Four chunks per thread, taken from a shared counter: a thread that gets
+    // cheap lines (or a core to itself) takes more of them.
     const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
-    const size_t count = std::clamp<size_t>((end - begin) / std::max<size_t>(chunk_bytes, 1), 1, threads);
+    const size_t count = std::clamp<size_t>((end - begin) / std::max<size_t>(chunk_bytes, 1), 1, 4 * threads);
     std::vector<Chunk> chunks(count);
     size_t at = begin;
     for (size_t k = 0; k < count; ++k) {
@@ -895,9 +909,13 @@ class Parser {
       at = k + 1 == count ? end : chain_boundary(std::max(at, begin + (end - begin) * (k + 1) / count), begin, end);
       chunks[k].end = at;
     }
+    std::atomic<size_t> next{0};
+    auto work = [this, &chunks, &next] {
+      for (size_t k; (k = next.fetch_add(1)) < chunks.size();) parse_chunk(chunks[k]);
+    };
     std::vector<std::thread> pool;
-    for (size_t k = 1; k < count; ++k) pool.emplace_back([this, &chunks, k] { parse_chunk(chunks[k]); });
-    parse_chunk(chunks[0]);
+    for (size_t k = 1; k < std::min(threads, count); ++k) pool.emplace_back(work);
+    work();
     for (auto& t : pool) t.join();
     if (!rule_text_of_.empty()) return false;  // a second block of rules in this table
     rule_text_of_.resize(table_.chains.size());
