@@ -38,13 +38,34 @@ median_of() {
 
 rules=$(grep -c '^-A' "$work/a.txt")
 size=$(wc -c < "$work/a.txt")
-# grep is faster than /usr/bin/time's 10 ms resolution: time 20 runs with date's nanoseconds.
-t0=$(date +%s%N)
-i=0
-while [ "$i" -lt 20 ]; do grep -c '^-A' "$work/a.txt" > "$work/count"; i=$((i + 1)); done  # not /dev/null: GNU grep stops at the first match then
-t1=$(date +%s%N)
-grep_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", (b - a) / 20 / 1e9 }')
-set -- $(median_of "$dpscope" import --iptables-save "$work/a.txt" -o "$work/a.json"); imp_s=$1; imp_kb=$2
+# wall_median N OUT CMD...: median wall time of N runs with date's nanoseconds
+# (/usr/bin/time resolves 10 ms; grep takes 20-30). OUT, when not "-", is
+# removed before each run, untimed: replacing an 80 MB file makes the kernel
+# free the old one inside the timed write (~70 ms here), which is the file
+# system's cost, not the importer's.
+wall_median() {
+  n=$1 target=$2
+  shift 2
+  : > "$work/w"
+  i=0
+  while [ "$i" -lt "$n" ]; do
+    [ "$target" = - ] || rm -f "$target"
+    t0=$(date +%s%N)
+    "$@" > "$work/count"  # not /dev/null: GNU grep stops at the first match then
+    t1=$(date +%s%N)
+    echo "$((t1 - t0))" >> "$work/w"
+    i=$((i + 1))
+  done
+  sort -n "$work/w" | awk -v n="$n" '{ w[NR] = $1 } END { printf "%.4f\n", w[int((n + 1) / 2)] / 1e9 }'
+}
+import_runs=${BENCH_IMPORT_RUNS:-9}
+grep_s=$(wall_median 21 - grep -c '^-A' "$work/a.txt")
+imp_s=$(wall_median "$import_runs" "$work/a.json" "$dpscope" import --iptables-save "$work/a.txt" -o "$work/a.json")
+rm -f "$work/a.json"
+imp_kb=$(/usr/bin/time -f '%M' "$dpscope" import --iptables-save "$work/a.txt" -o "$work/a.json" 2>&1 >/dev/null | tail -1)
+rm -f "$work/a.json"
+phases=$(DPSCOPE_TIMING=1 "$dpscope" import --iptables-save "$work/a.txt" -o "$work/a.json" 2>&1 |
+  awk '/timing:/ { printf "%s%s %.3f s", sep, $3, $4; sep = ", " }')
 "$dpscope" import --iptables-save "$work/b.txt" -o "$work/b.json"
 json_mb=$(( $(wc -c < "$work/a.json") / 1000000 ))
 
@@ -53,8 +74,10 @@ json_mb=$(( $(wc -c < "$work/a.json") / 1000000 ))
   echo
   echo "| | median wall | peak RSS |"
   echo "|---|---|---|"
-  echo "| \`grep -c '^-A'\` | $grep_s s | |"
-  echo "| \`dpscope import --iptables-save\` | $imp_s s | $((imp_kb / 1024)) MB |"
+  echo "| \`grep -c '^-A'\` (21 runs) | $grep_s s | |"
+  echo "| \`dpscope import --iptables-save\` ($import_runs runs, fresh output file) | $imp_s s | $((imp_kb / 1024)) MB |"
+  echo
+  echo "import phases (DPSCOPE_TIMING=1, one run): $phases"
   echo
   awk -v a="$imp_s" -v g="$grep_s" 'BEGIN { if (g > 0) printf "ratio: %.1fx grep\n\n", a / g; else print "ratio: grep too fast to time at this size\n" }'
   echo "### compare: $services x 5 vs $services x 3 snapshots"

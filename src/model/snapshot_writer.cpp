@@ -320,24 +320,44 @@ void write_chains(Writer& w, const Table& t, int level, const TableContext& ctx)
     for (size_t i = 0; i < n; ++i) w.item(level), write_chain(w, t.chains[i], i, level, ctx);
     return;
   }
-  std::vector<std::string> rendered(threads);
-  for (size_t round = 0; round * kSlice * threads < n; ++round) {
+  // Round r+1 is rendered while round r is written.
+  const size_t rounds = (n + kSlice * threads - 1) / (kSlice * threads);
+  std::mutex failure_mu;
+  std::exception_ptr failure;  // a RuleText read error, rethrown here
+  auto render_round = [&](size_t round, std::vector<std::string>& out) {
     auto render = [&](size_t k) {
-      const size_t begin = (round * threads + k) * kSlice;
-      const size_t end = std::min(n, begin + kSlice);
-      Writer slice(nullptr);
-      slice.first_ = begin == 0;
-      for (size_t i = begin; i < end; ++i) slice.item(level), write_chain(slice, t.chains[i], i, level, ctx);
-      rendered[k] = std::move(slice.text());
+      try {
+        const size_t begin = (round * threads + k) * kSlice;
+        const size_t end = std::min(n, begin + kSlice);
+        Writer slice(nullptr);
+        slice.first_ = begin == 0;
+        for (size_t i = begin; i < end; ++i) slice.item(level), write_chain(slice, t.chains[i], i, level, ctx);
+        out[k] = std::move(slice.text());
+      } catch (...) {
+        std::lock_guard lock(failure_mu);
+        if (!failure) failure = std::current_exception();
+      }
     };
     std::vector<std::thread> pool;
     for (size_t k = 1; k < threads; ++k) pool.emplace_back(render, k);
     render(0);
     for (auto& th : pool) th.join();
-    for (auto& text : rendered) {
-      w.text_block(text);
-      text.clear();
+  };
+  std::vector<std::string> current(threads), next(threads);
+  render_round(0, current);
+  if (failure) std::rethrow_exception(failure);
+  for (size_t round = 0; round < rounds; ++round) {
+    std::thread ahead;
+    if (round + 1 < rounds) ahead = std::thread(render_round, round + 1, std::ref(next));
+    try {
+      for (auto& text : current) w.text_block(text);
+    } catch (...) {
+      if (ahead.joinable()) ahead.join();
+      throw;
     }
+    if (ahead.joinable()) ahead.join();
+    if (failure) std::rethrow_exception(failure);
+    std::swap(current, next);
   }
   w.first_ = false;
 }

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <sstream>
 
 #include "model/json.h"
@@ -111,6 +113,65 @@ TEST(SnapshotWriter, OneCompactLinePerRuleAndElement) {
 TEST(SnapshotWriter, EmptySnapshotAndNoTables) {
   model::Snapshot s;
   EXPECT_EQ(streamed(s), model::to_json(s).dump(1) + "\n");
+}
+
+// A table with tens of thousands of chains is rendered in parallel slices;
+// the result must be what to_json() says, whether the rules are in memory or
+// in a RuleTextBuffer (an import's), chains with and without rules mixed.
+TEST(SnapshotWriter, LargeTablesInParallelSlicesKeepTheContent) {
+  model::Snapshot full;
+  full.netfilter.collected = true;
+  model::RuleTextBuffer buffer;
+  std::vector<model::RuleTextBuffer::ChainText> texts;
+  std::string block;
+  std::vector<std::pair<size_t, size_t>> spans;
+  for (const char* name : {"nat", "filter"}) {
+    model::Table t;
+    t.family = "ip";
+    t.name = name;
+    for (int i = 0; i < 30011; ++i) {
+      model::Chain c;
+      char chain_name[32];
+      std::snprintf(chain_name, sizeof chain_name, "KUBE-SEP-%06d", i);
+      c.name = chain_name;
+      for (int k = 0; k < i % 3; ++k) {
+        model::Rule r;
+        r.position = static_cast<uint32_t>(k + 1);
+        r.match.comment = "ns/svc" + std::to_string(i);
+        r.match.modules = {"comment"};
+        r.verdict_kind = k ? "target" : "jump";
+        r.target = k ? "DNAT" : "KUBE-MARK-MASQ";
+        if (k) r.target_args = "--to-destination 10.0." + std::to_string(i % 250) + ".1:80";
+        c.rules.push_back(r);
+      }
+      c.rule_count = c.rules.size();
+      t.chains.push_back(c);
+    }
+    full.netfilter.tables.push_back(t);
+  }
+  EXPECT_EQ(nlohmann::json::parse(streamed(full)), model::to_json(full));
+
+  // The same snapshot with the nat table's rules rendered into a RuleTextBuffer.
+  model::Snapshot lean = full;
+  auto& nat = lean.netfilter.tables[0];
+  model::RuleLines lines;
+  for (auto& c : nat.chains) {
+    const size_t at = lines.text().size();
+    lines.start_chain();
+    for (const auto& r : c.rules) lines.add(r);
+    spans.emplace_back(at, lines.text().size() - at);
+    c.rules.clear();
+  }
+  const std::string_view kept = buffer.adopt(std::move(lines.text()));
+  for (size_t i = 0; i < nat.chains.size(); ++i) {
+    texts.push_back({nat.chains[i].name, kept.substr(spans[i].first, spans[i].second)});
+  }
+  buffer.add_table(nat.backend, nat.family, nat.name, texts);
+  EXPECT_EQ(test::snapshot_text(lean, &buffer), streamed(full));
+  // Chains reordered after add_table(): found by name instead of by index.
+  std::reverse(nat.chains.begin(), nat.chains.end());
+  std::reverse(full.netfilter.tables[0].chains.begin(), full.netfilter.tables[0].chains.end());
+  EXPECT_EQ(test::snapshot_text(lean, &buffer), streamed(full));
 }
 
 TEST(SnapshotWriter, InvalidUtf8BecomesReplacementCharacter) {
