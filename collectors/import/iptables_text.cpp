@@ -58,9 +58,26 @@ class ChainIndex {
     used_ = 0;
   }
 
-  uint32_t find(std::string_view key) const {
-    if (slots_.empty()) return kNone;
+  // Room for `n` keys without growing.
+  void reserve(size_t n) {
+    size_t size = std::max<size_t>(slots_.size(), 1024);
+    while ((n + 1) * 2 > size) size *= 2;
+    if (size != slots_.size()) rehash(size);
+  }
+
+  uint32_t find(std::string_view key) const { return find(key, hash(key)); }
+
+  // Starts loading the slot `key` hashes to and returns the hash for find():
+  // a lookup into a table of 120k chains is a cache miss, hidden this way
+  // behind the work done until the answer is needed.
+  uint64_t prefetch(std::string_view key) const {
     const uint64_t h = hash(key);
+    if (!slots_.empty()) __builtin_prefetch(&slots_[h & (slots_.size() - 1)]);
+    return h;
+  }
+
+  uint32_t find(std::string_view key, uint64_t h) const {
+    if (slots_.empty()) return kNone;
     for (size_t i = h & (slots_.size() - 1);; i = (i + 1) & (slots_.size() - 1)) {
       const Slot& s = slots_[i];
       if (s.value == kNone) return kNone;
@@ -104,8 +121,10 @@ class ChainIndex {
     slots_[i] = slot;
   }
 
-  void grow() {
-    std::vector<Slot> old(slots_.size() * 2);
+  void grow() { rehash(slots_.size() * 2); }
+
+  void rehash(size_t size) {
+    std::vector<Slot> old(size);
     old.swap(slots_);
     used_ = 0;
     for (const Slot& s : old) {
@@ -404,8 +423,13 @@ class Parser {
       if (!parse_counters(tokens_[2].text, c)) fail("bad chain counters '" + excerpt(tokens_[2].text) + "'");
       counters = c;
     }
+    if (table_.chains.empty()) {
+      const size_t ahead = declarations_ahead();
+      table_.chains.reserve(ahead);
+      chain_index_.reserve(ahead);
+    }
+    prefetch_declaration_ahead();
     if (find(name)) fail("chain '" + std::string(name) + "' declared twice");
-    if (table_.chains.empty()) table_.chains.reserve(declarations_ahead());
     // "-" on a built-in chain is restore input for "keep the policy"; in a
     // fresh table that is ACCEPT.
     if (auto base = builtin(name, policy == "-" ? "ACCEPT" : std::string(policy))) {
@@ -576,6 +600,25 @@ class Parser {
     }
   }
 
+  // Declarations come by the hundred thousand and each one's index slot is a
+  // cache miss: start loading the slot of the one 8 lines ahead.
+  void prefetch_declaration_ahead() {
+    if (declaration_ahead_ < pos_) {
+      declaration_ahead_ = pos_;
+      for (int k = 0; k < 7; ++k) next_declaration_ahead();
+    }
+    next_declaration_ahead();
+  }
+  void next_declaration_ahead() {
+    const size_t p = declaration_ahead_;
+    if (p >= text_.size() || text_[p] != ':') return;
+    const void* nl = std::memchr(text_.data() + p, '\n', text_.size() - p);
+    const size_t end = nl ? static_cast<size_t>(static_cast<const char*>(nl) - text_.data()) : text_.size();
+    const std::string_view line = text_.substr(p + 1, end - p - 1);
+    chain_index_.prefetch(line.substr(0, line.find(' ')));
+    declaration_ahead_ = end + 1;
+  }
+
   // How many ":CHAIN" lines follow the current one, plus it: iptables-save
   // declares a table's chains together (120k of them on a 20k-service node).
   size_t declarations_ahead() const {
@@ -613,7 +656,8 @@ class Parser {
     return n;
   }
 
-  std::string address(std::string_view option, std::string_view value) {
+  // `value` as the CIDR iptables-save prints, into `cidr` (its memory reused).
+  void address(std::string_view option, std::string_view value, std::string& cidr) {
     if (value.empty()) fail(std::string(option) + " needs an address");
     if (value.find(',') != std::string_view::npos) {
       fail("several addresses in " + std::string(option) + " '" + excerpt(value) +
@@ -626,10 +670,9 @@ class Parser {
     if (!v6 && options_.family == "ip6") {
       fail("IPv4 address '" + excerpt(value) + "' in ip6tables text: pass iptables output with --iptables-save");
     }
-    std::string cidr(value);
+    cidr.assign(value);
     // iptables-save prints a host as /32 (/128); restore input may leave it out.
     if (value.find('/') == std::string_view::npos) cidr += v6 ? "/128" : "/32";
-    return cidr;
   }
 
   // The rule options after "-A CHAIN". Fills the match summary; the verdict
@@ -705,15 +748,18 @@ class Parser {
           case 'd': {
             take_negation(i);
             need(i, 1);
-            model::Prefix p{address(word, t[i + 1].text), negate};
-            (letter == 's' ? m.source : m.destination) = std::move(p);
+            auto& prefix = letter == 's' ? m.source : m.destination;
+            if (!prefix) prefix.emplace();
+            address(word, t[i + 1].text, prefix->cidr);
+            prefix->negated = negate;
             ++i;
             break;
           }
           case 'p': {
             take_negation(i);
             need(i, 1);
-            std::string proto(t[i + 1].text);
+            std::string& proto = m.protocol;
+            proto.assign(t[i + 1].text);
             std::transform(proto.begin(), proto.end(), proto.begin(),
                            [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; });
             // "all" and 0 mean any protocol; iptables-save prints nothing for them.
@@ -721,7 +767,6 @@ class Parser {
               if (negate) fail("'! -p all' matches nothing");
               proto.clear();
             }
-            m.protocol = std::move(proto);
             m.protocol_negated = negate;
             ++i;
             break;
@@ -748,7 +793,7 @@ class Parser {
             if (target_seen) fail("a rule has one target: second " + std::string(word));
             if (is_option(t[i + 1].text)) fail(std::string(word) + " needs a target name");
             target_seen = true;
-            rule.target = std::string(t[i + 1].text);
+            rule.target.assign(t[i + 1].text);
             // Settled in commit(): jump to a chain, a verdict or an extension target.
             rule.verdict_kind = letter == 'g' ? "goto" : "jump";
             ++i;
@@ -787,7 +832,7 @@ class Parser {
       if (!in_target && word == "--comment" && have_comment && !comment_set) {
         no_negation(word);
         need(i, 1);
-        m.comment = std::string(t[i + 1].text);
+        m.comment.assign(t[i + 1].text);
         comment_set = true;
         i += 1;
         negate = false;
@@ -806,7 +851,7 @@ class Parser {
           (((word == "--dport" || word == "--destination-port") && have_port_match) ||
            ((word == "--dports" || word == "--destination-ports") && have_multiport))) {
         need(i, 1);
-        m.dport = std::string(t[i + 1].text);
+        m.dport.assign(t[i + 1].text);
         m.dport_negated = negate;
         dport_set = true;
         j = i + 2;
@@ -838,7 +883,7 @@ class Parser {
     // One exact allocation per rule: growing the vector word by word was a
     // measurable share of a large import.
     m.modules.assign(modules_.begin(), modules_.end());
-    if (args_started) rule.target_args = std::string(trim(line.substr(args_begin, args_end - args_begin)));
+    if (args_started) rule.target_args.assign(trim(line.substr(args_begin, args_end - args_begin)));
   }
 
   // ---- the split path: rule lines on several threads --------------------
@@ -995,10 +1040,23 @@ class Parser {
           run = Run{index, 0, lines.text().size(), 0};
           lines.start_chain();
         }
+        std::string_view jump_to;  // looked up after parse_rule; its slot loads meanwhile
+        uint64_t jump_hash = 0;
+        for (size_t k = 2; k + 1 < n; ++k) {
+          if (t[k].text == "-j" || t[k].text == "--jump") {
+            jump_to = t[k + 1].text;
+            jump_hash = chain_index_.prefetch(jump_to);
+            break;
+          }
+        }
         clear_rule(rule);
         rule.counters = counters;
         p.parse_rule(t + 2, n - 2, line, rule);
-        if (rule.verdict_kind == "jump") settle_jump(rule, chain_index_.find(rule.target) != ChainIndex::kNone);
+        if (rule.verdict_kind == "jump") {
+          const uint32_t target = rule.target == jump_to ? chain_index_.find(jump_to, jump_hash)
+                                                          : chain_index_.find(rule.target);
+          settle_jump(rule, target != ChainIndex::kNone);
+        }
         rule.position = ++run.rules;
         lines.add(rule);
       }
@@ -1107,6 +1165,7 @@ class Parser {
 
   const std::string& origin_;
   const IptablesTextOptions& options_;
+  size_t declaration_ahead_ = 0;  // prefetch_declaration_ahead()'s line
   bool split_ = false;  // rules go to rule text (parse_save_split)
   model::RuleTextBuffer split_text_;
   std::vector<std::string_view> rule_text_of_;  // split: per chain of table_, its rule text
