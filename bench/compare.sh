@@ -49,7 +49,7 @@ wall_median() {
   : > "$work/w"
   i=0
   while [ "$i" -lt "$n" ]; do
-    [ "$target" = - ] || rm -f "$target"
+    [ "$target" = - ] || { rm -f "$target"; sync; }
     t0=$(date +%s%N)
     "$@" > "$work/count"  # not /dev/null: GNU grep stops at the first match then
     t1=$(date +%s%N)

@@ -6,6 +6,7 @@
 // so anything iptables-restore would reject is rejected here with FILE:LINE.
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
@@ -33,6 +34,24 @@ struct Token {
 template <size_t N>
 bool is(std::string_view s, const char (&literal)[N]) {
   return s.size() == N - 1 && std::memcmp(s.data(), literal, N - 1) == 0;
+}
+
+// The first blank or quote in `line` at or after `i` (line.size() when none),
+// eight bytes at a time: the tokenizer's inner loop over 50 MB of rules.
+size_t word_end(std::string_view line, size_t i) {
+  static_assert(std::endian::native == std::endian::little, "the byte scan reads words little-endian");
+  constexpr uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+  auto zero_bytes = [](uint64_t v) { return (v - ones) & ~v & high; };
+  const size_t n = line.size();
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, line.data() + i, 8);
+    // Little-endian: the lowest flagged byte is the first real match.
+    const uint64_t hit = zero_bytes(w ^ (ones * ' ')) | zero_bytes(w ^ (ones * '\t')) | zero_bytes(w ^ (ones * '"'));
+    if (hit) return i + static_cast<size_t>(__builtin_ctzll(hit) / 8);
+  }
+  while (i < n && line[i] != ' ' && line[i] != '\t' && line[i] != '"') ++i;
+  return i;
 }
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
@@ -468,7 +487,7 @@ class Parser {
       while (i < n && (line[i] == ' ' || line[i] == '\t')) ++i;
       if (i >= n) break;
       const size_t start = i;
-      while (i < n && line[i] != ' ' && line[i] != '\t' && line[i] != '"') ++i;
+      i = word_end(line, i);
       if (i >= n || line[i] != '"') {
         tokens_.push_back({line.substr(start, i - start), start, i});
         continue;
@@ -749,7 +768,7 @@ class Parser {
                             : is(word, "--set-counters")                          ? 'c'
                             : is(word, "--fragment")                              ? 'f'
                             : is(word, "--ipv4")                                  ? '4'
-                                                                             : '6';
+                                                                                    : '6';
         switch (letter) {
           case 's':
           case 'd': {
