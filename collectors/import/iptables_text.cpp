@@ -240,8 +240,9 @@ class Parser {
           tables_.push_back(std::move(table_));
           open_ = false;
         } else if (line[0] == ':') {
-          if (!open_) return false;
-          chain_declaration(line);
+          // One block of declarations per table, before its rules.
+          if (!open_ || !table_.chains.empty()) return false;
+          if (!declaration_block(static_cast<size_t>(line.data() - text.data()), chunk_bytes)) return false;
         } else {
           if (!open_) return false;
           const size_t begin = static_cast<size_t>(line.data() - text.data());
@@ -1003,6 +1004,128 @@ class Parser {
     return true;
   }
 
+  // A chain declaration of the split path, before it becomes a model::Chain.
+  struct Declaration {
+    std::string_view name, policy;
+    std::optional<model::Counters> counters;
+    std::optional<model::BaseChain> base;
+    uint64_t key_high = 0, key_low = 0;  // the name's first 16 bytes, big-endian: sorts as the name does
+  };
+
+  static uint64_t name_word(std::string_view s, size_t at) {
+    uint64_t w = 0;
+    for (size_t k = 0; k < 8; ++k) w = w << 8 | (at + k < s.size() ? static_cast<unsigned char>(s[at + k]) : 0);
+    return w;
+  }
+
+  // One ":NAME POLICY [p:b]" line, checked as chain_declaration() checks it;
+  // false on anything it would reject, or a quoted name (not a view of the text).
+  bool read_declaration(std::string_view line, Declaration& d) {
+    tokenize(line.substr(1));
+    if (tokens_.empty() || tokens_.size() > 3) return false;
+    d.name = tokens_[0].text;
+    if (!valid_chain_name(d.name) || d.name.data() < text_.data() || d.name.data() >= text_.data() + text_.size()) {
+      return false;
+    }
+    d.policy = tokens_.size() > 1 ? tokens_[1].text : "-";
+    d.counters.reset();
+    if (tokens_.size() > 2) {
+      model::Counters c;
+      if (!parse_counters(tokens_[2].text, c)) return false;
+      d.counters = c;
+    }
+    d.base = builtin(d.name, is(d.policy, "-") ? "ACCEPT" : std::string(d.policy));
+    if (d.base ? !is(d.policy, "ACCEPT") && !is(d.policy, "DROP") && !is(d.policy, "-") : !is(d.policy, "-")) {
+      return false;
+    }
+    d.key_high = name_word(d.name, 0);
+    d.key_low = name_word(d.name, 8);
+    return true;
+  }
+
+  // A table's ":CHAIN" lines from `begin` on, read on several threads and
+  // made into the table's chains directly in canonical order (base chains in
+  // hook order, then by name), so nothing is reordered after the rules.
+  bool declaration_block(size_t begin, size_t chunk_bytes) {
+    std::vector<size_t> starts;  // line starts
+    size_t end = begin;
+    while (end < text_.size() && text_[end] == ':') {
+      starts.push_back(end);
+      const void* nl = std::memchr(text_.data() + end, '\n', text_.size() - end);
+      end = nl ? static_cast<size_t>(static_cast<const char*>(nl) - text_.data()) + 1 : text_.size();
+    }
+    starts.push_back(end);
+    const size_t n = starts.size() - 1;
+    std::vector<Declaration> declarations(n);
+    const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+    const size_t parts = std::clamp<size_t>((end - begin) / std::max<size_t>(chunk_bytes, 1), 1, threads);
+    std::vector<char> ok(parts, 0);
+    auto read_part = [&](size_t k) {
+      try {
+        Parser p(origin_, options_);
+        p.text_ = text_;
+        p.table_.name = table_.name;
+        for (size_t i = n * k / parts; i < n * (k + 1) / parts; ++i) {
+          std::string_view line = text_.substr(starts[i], starts[i + 1] - starts[i]);
+          if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
+          if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+          if (!p.read_declaration(line, declarations[i])) return;
+        }
+        ok[k] = 1;
+      } catch (const std::exception&) {
+      }
+    };
+    {
+      std::vector<std::jthread> pool;
+      for (size_t k = 1; k < parts; ++k) pool.emplace_back(read_part, k);
+      read_part(0);
+    }
+    if (std::find(ok.begin(), ok.end(), 0) != ok.end()) return false;
+
+    // Canonical order: the few base chains by model::chain_order_less, the
+    // rest by name (16 bytes as integers first: 120k names in a few ms).
+    std::vector<uint32_t> order(n);
+    for (uint32_t i = 0; i < n; ++i) order[i] = i;
+    auto by_name = [&](uint32_t a, uint32_t b) {
+      const auto& x = declarations[a];
+      const auto& y = declarations[b];
+      if (x.key_high != y.key_high) return x.key_high < y.key_high;
+      if (x.key_low != y.key_low) return x.key_low < y.key_low;
+      return x.name < y.name;
+    };
+    const auto user = std::stable_partition(order.begin(), order.end(), [&](uint32_t i) {
+      return declarations[i].base.has_value();
+    });
+    std::sort(user, order.end(), by_name);
+    std::sort(order.begin(), user, [&](uint32_t a, uint32_t b) {
+      model::Chain x, y;
+      x.name = declarations[a].name;
+      x.base = declarations[a].base;
+      y.name = declarations[b].name;
+      y.base = declarations[b].base;
+      return model::chain_order_less(x, y);
+    });
+    std::vector<model::Chain>& chains = table_.chains;
+    chains.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      Declaration& d = declarations[order[i]];
+      model::Chain& c = chains[i];
+      c.name.assign(d.name);
+      c.base = std::move(d.base);
+      if (c.base) c.policy_counters = d.counters;
+    }
+    removed_.assign(n, 0);
+    chain_index_.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      if (i + 8 < n) chain_index_.prefetch(chains[i + 8].name);
+      const std::string_view name = declarations[order[i]].name;  // a view of the text: outlives the table
+      if (chain_index_.find(name) != ChainIndex::kNone) return false;  // declared twice
+      chain_index_.insert(name, static_cast<uint32_t>(i));
+    }
+    pos_ = end;
+    return true;
+  }
+
   // Clears a rule for reuse without giving its strings' memory back.
   static void clear_rule(model::Rule& r) {
     auto& m = r.match;
@@ -1107,58 +1230,14 @@ class Parser {
     }
   }
 
-  // The table's chains in canonical order, and their rule text in the same
-  // order, so the writer finds each chain's text by its index.
+  // The table's rule text, chain by chain in the table's order (canonical
+  // since declaration_block()), so the writer finds each by its index.
   void hand_over_rule_text() {
     rule_text_of_.resize(table_.chains.size());
-    // Sorted by the name's first 16 bytes as integers, model::chain_order_less()
-    // deciding only ties and base chains: 120k chains in a few ms.
-    struct Key {
-      uint64_t high = 0, low = 0;
-      uint32_t index = 0;
-      bool base = false;
-    };
-    auto word = [](std::string_view s, size_t at) {
-      uint64_t w = 0;
-      for (size_t k = 0; k < 8; ++k) w = w << 8 | (at + k < s.size() ? static_cast<unsigned char>(s[at + k]) : 0);
-      return w;
-    };
-    std::vector<Key> keys(table_.chains.size());
-    for (uint32_t i = 0; i < keys.size(); ++i) {
-      const auto& c = table_.chains[i];
-      keys[i] = Key{word(c.name, 0), word(c.name, 8), i, c.base.has_value()};
-    }
-    std::sort(keys.begin(), keys.end(), [this](const Key& a, const Key& b) {
-      if (!a.base && !b.base && (a.high != b.high || a.low != b.low)) {
-        return a.high != b.high ? a.high < b.high : a.low < b.low;
-      }
-      return model::chain_order_less(table_.chains[a.index], table_.chains[b.index]);
-    });
-    std::vector<uint32_t> order(keys.size());
-    for (size_t i = 0; i < keys.size(); ++i) order[i] = keys[i].index;
-    // Applied in place, cycle by cycle: each chain moves once, and no second
-    // vector of 120k chains is allocated (fresh pages cost more than the moves).
-    for (size_t start = 0; start < order.size(); ++start) {
-      if (order[start] == start) continue;
-      model::Chain held = std::move(table_.chains[start]);
-      const std::string_view held_text = rule_text_of_[start];
-      size_t at = start;
-      while (order[at] != start) {
-        const size_t from = order[at];
-        table_.chains[at] = std::move(table_.chains[from]);
-        rule_text_of_[at] = rule_text_of_[from];
-        order[at] = static_cast<uint32_t>(at);
-        at = from;
-      }
-      table_.chains[at] = std::move(held);
-      rule_text_of_[at] = held_text;
-      order[at] = static_cast<uint32_t>(at);
-    }
     std::vector<model::RuleTextBuffer::ChainText> text(table_.chains.size());
     for (size_t i = 0; i < text.size(); ++i) text[i] = {table_.chains[i].name, rule_text_of_[i]};
     split_text_.add_table(table_.backend, table_.family, table_.name, std::move(text));
     rule_text_of_.clear();
-    chain_index_.clear();  // its views may point at moved short names
   }
 
   // Settles jump vs verdict vs target, numbers the rules.

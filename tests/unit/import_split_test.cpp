@@ -106,6 +106,23 @@ TEST(ImportSplit, AGeneratedKubeProxyNodeGivesTheSameSnapshot) {
   expect_same(counted, "the generated node with counters", true);
 }
 
+// Shapes the split path takes itself: the result must be the reference's.
+TEST(ImportSplit, SaveShapedCornersGiveTheSameSnapshot) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"base chains declared out of hook order, user chains unsorted",
+       "*nat\n:POSTROUTING ACCEPT [1:2]\n:Z - [0:0]\n:OUTPUT DROP [0:0]\n:A - [0:0]\n:PREROUTING ACCEPT [3:4]\n"
+       ":KUBE-SEP-B - [0:0]\n:KUBE-SEP-A - [0:0]\n:INPUT ACCEPT [0:0]\n"
+       "-A POSTROUTING -j Z\n-A OUTPUT -j A\n-A PREROUTING -j KUBE-SEP-A\n-A INPUT -j ACCEPT\n"
+       "-A Z -j RETURN\n-A KUBE-SEP-B -j DNAT --to-destination 10.0.0.1:80\n-A KUBE-SEP-A -j KUBE-SEP-B\nCOMMIT\n"},
+      {"names sharing their first 16 bytes",
+       "*filter\n:KUBE-SEP-ABCDEFGH2 - [0:0]\n:KUBE-SEP-ABCDEFGH1 - [0:0]\n:KUBE-SEP-ABCDEFGH - [0:0]\n"
+       "-A KUBE-SEP-ABCDEFGH2 -j KUBE-SEP-ABCDEFGH1\n-A KUBE-SEP-ABCDEFGH -j DROP\nCOMMIT\n"},
+      {"a table without rules", "*raw\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n"},
+      {"counters on rules", "*nat\n:A - [0:0]\n[5:300] -A A -p tcp -m tcp --dport 80 -j ACCEPT\nCOMMIT\n"},
+  };
+  for (const auto& [what, text] : cases) expect_same(text, what, what != std::string("a table without rules"));
+}
+
 // iptables-restore input and other shapes the split path hands back to the
 // in-memory parser: the result must still be the reference's.
 TEST(ImportSplit, RestoreInputFallsBackToTheSameResult) {
@@ -130,6 +147,10 @@ TEST(ImportSplit, RestoreInputFallsBackToTheSameResult) {
       {"a missing COMMIT", head + "-A A -j B\n"},
       {"an unknown chain", head + "-A Z -j B\nCOMMIT\n"},
       {"an unknown option", head + "-A A -j B\n-A B --bogus 1\nCOMMIT\n"},
+      {"a chain declared twice", head + ":A - [0:0]\n-A A -j B\nCOMMIT\n"},
+      {"a policy on a user chain", "*nat\n:A ACCEPT [0:0]\n-A A -j DROP\nCOMMIT\n"},
+      {"a quoted chain name", "*nat\n:\"A\" - [0:0]\n-A A -j DROP\nCOMMIT\n"},
+      {"two declaration blocks", head + "# split\n:C - [0:0]\n-A C -j A\nCOMMIT\n"},
       {"COMMIT followed by text", head + "-A A -j B\nCOMMITTED\n"},
   };
   for (const auto& [what, text] : cases) expect_same(text, what, false);
