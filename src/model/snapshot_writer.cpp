@@ -110,6 +110,9 @@ char* escape_to(char* out, std::string_view s) {
 class Writer {
  public:
   explicit Writer(std::FILE* out) : out_(out) { buf_.reserve(kChunk + 4096); }
+  // Renders into `buffer`'s memory (emptied, capacity kept): a reused buffer
+  // costs no fresh pages.
+  Writer(std::FILE* out, std::string&& buffer) : out_(out), buf_(std::move(buffer)) { buf_.clear(); }
   ~Writer() = default;
 
   // Appends to a chunk written out with one fwrite per ~1 MiB.
@@ -375,7 +378,7 @@ void write_chains(Writer& w, const Table& t, int level, const TableContext& ctx)
       try {
         const size_t begin = (round * threads + k) * kSlice;
         const size_t end = std::min(n, begin + kSlice);
-        Writer slice(nullptr);
+        Writer slice(nullptr, std::move(out[k]));
         slice.first_ = begin == 0;
         for (size_t i = begin; i < end; ++i) slice.item(level), write_chain(slice, t.chains[i], i, level, ctx);
         out[k] = std::move(slice.text());
