@@ -2,7 +2,10 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
+
+#include <climits>
 
 #include <algorithm>
 #include <atomic>
@@ -122,9 +125,64 @@ class Writer {
   }
   // Text rendered elsewhere: a large piece goes straight to the file.
   void text_block(std::string_view s) {
+    if (pieces_ != nullptr) {  // referenced, not copied
+      if (s.empty()) return;
+      pieces_->push_back({nullptr, mark_, buf_.size() - mark_});
+      pieces_->push_back({s.data(), 0, s.size()});
+      mark_ = buf_.size();
+      return;
+    }
     if (out_ == nullptr || s.size() < kChunk / 4) return raw(s);
     flush();
     if (std::fwrite(s.data(), 1, s.size(), out_) != s.size()) throw std::runtime_error(std::strerror(errno));
+  }
+  // A piece of output: [offset, offset + size) of a buffer's text, or, with
+  // `external` set, `size` bytes of text that outlives the writer.
+  struct Piece {
+    const char* external;
+    size_t offset, size;
+  };
+  // From now on text_block() records its text as a piece instead of copying
+  // it (the text must outlive the pieces); finish_pieces() closes the list.
+  void collect_pieces(std::vector<Piece>* pieces) {
+    pieces_ = pieces;
+    mark_ = buf_.size();
+  }
+  void finish_pieces() { pieces_->push_back({nullptr, mark_, buf_.size() - mark_}); }
+  // Writes the pieces another writer collected over `text`, in order: with a
+  // file descriptor, straight from where they are with writev().
+  void write_pieces(const std::string& text, const std::vector<Piece>& pieces) {
+    auto data = [&](const Piece& p) { return p.external ? p.external : text.data() + p.offset; };
+    const int fd = out_ ? ::fileno(out_) : -1;
+    if (fd < 0) {
+      for (const auto& p : pieces) text_block(std::string_view(data(p), p.size));
+      return;
+    }
+    flush();
+    if (std::fflush(out_) != 0) throw std::runtime_error(std::strerror(errno));
+    std::vector<iovec> iov;
+    iov.reserve(std::min<size_t>(pieces.size(), IOV_MAX));
+    for (size_t i = 0; i < pieces.size();) {
+      iov.clear();
+      for (; i < pieces.size() && iov.size() < IOV_MAX; ++i) {
+        if (pieces[i].size) iov.push_back({const_cast<char*>(data(pieces[i])), pieces[i].size});
+      }
+      for (size_t at = 0; at < iov.size();) {
+        const ssize_t n = ::writev(fd, iov.data() + at, static_cast<int>(std::min<size_t>(iov.size() - at, IOV_MAX)));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) throw std::runtime_error(std::strerror(n < 0 ? errno : EIO));
+        for (size_t left = static_cast<size_t>(n); left > 0;) {  // a short write: skip what went out
+          if (left >= iov[at].iov_len) {
+            left -= iov[at].iov_len;
+            ++at;
+          } else {
+            iov[at].iov_base = static_cast<char*>(iov[at].iov_base) + left;
+            iov[at].iov_len -= left;
+            left = 0;
+          }
+        }
+      }
+    }
   }
   // Without a FILE the text stays in the buffer (text()).
   void flush() {
@@ -192,6 +250,8 @@ class Writer {
   static constexpr size_t kChunk = 1 << 20;
   std::FILE* out_;
   std::string buf_;
+  std::vector<Piece>* pieces_ = nullptr;  // collect_pieces()
+  size_t mark_ = 0;                       // where the buffer's current piece starts
   int level_ = 0;
   bool inline_ = false;
 };
@@ -373,15 +433,25 @@ void write_chains(Writer& w, const Table& t, int level, const TableContext& ctx)
   const size_t rounds = (n + kSlice * threads - 1) / (kSlice * threads);
   std::mutex failure_mu;
   std::exception_ptr failure;  // a RuleText read error, rethrown here
-  auto render_round = [&](size_t round, std::vector<std::string>& out) {
+  // Rule text that outlives the writing (an import's, in memory) is written
+  // from where it is, not copied into the slices.
+  const bool by_reference = ctx.rule_text != nullptr && ctx.rule_text->text_outlives_writer();
+  struct Rendered {
+    std::string text;
+    std::vector<Writer::Piece> pieces;
+  };
+  auto render_round = [&](size_t round, std::vector<Rendered>& out) {
     auto render = [&](size_t k) {
       try {
         const size_t begin = (round * threads + k) * kSlice;
         const size_t end = std::min(n, begin + kSlice);
-        Writer slice(nullptr, std::move(out[k]));
+        Writer slice(nullptr, std::move(out[k].text));
+        out[k].pieces.clear();
+        if (by_reference) slice.collect_pieces(&out[k].pieces);
         slice.first_ = begin == 0;
         for (size_t i = begin; i < end; ++i) slice.item(level), write_chain(slice, t.chains[i], i, level, ctx);
-        out[k] = std::move(slice.text());
+        if (by_reference) slice.finish_pieces();
+        out[k].text = std::move(slice.text());
       } catch (...) {
         std::lock_guard lock(failure_mu);
         if (!failure) failure = std::current_exception();
@@ -392,14 +462,14 @@ void write_chains(Writer& w, const Table& t, int level, const TableContext& ctx)
     render(0);
     for (auto& th : pool) th.join();
   };
-  std::vector<std::string> current(threads), next(threads);
+  std::vector<Rendered> current(threads), next(threads);
   render_round(0, current);
   if (failure) std::rethrow_exception(failure);
   for (size_t round = 0; round < rounds; ++round) {
     std::thread ahead;
     if (round + 1 < rounds) ahead = std::thread(render_round, round + 1, std::ref(next));
     try {
-      for (auto& text : current) w.text_block(text);
+      for (const auto& r : current) by_reference ? w.write_pieces(r.text, r.pieces) : w.text_block(r.text);
     } catch (...) {
       if (ahead.joinable()) ahead.join();
       throw;

@@ -33,6 +33,9 @@ class RuleText {
   // once (the writer renders a large table's chains in parallel).
   virtual bool write_to(const Table& table, size_t chain_index, const Chain& chain,
                         const std::function<void(std::string_view)>& sink) const = 0;
+  // True when the text write_to() passes stays valid until this object dies
+  // (the writer may then write it later, from where it is).
+  virtual bool text_outlives_writer() const { return false; }
 };
 
 // Renders rules as the items of a chain's "rules" array, exactly as
@@ -74,6 +77,7 @@ class RuleTextBuffer : public RuleText {
 
   bool write_to(const Table& table, size_t chain_index, const Chain& chain,
                 const std::function<void(std::string_view)>& sink) const override;
+  bool text_outlives_writer() const override { return true; }
 
  private:
   struct TableText {

@@ -168,6 +168,16 @@ TEST(SnapshotWriter, LargeTablesInParallelSlicesKeepTheContent) {
   }
   buffer.add_table(nat.backend, nat.family, nat.name, texts);
   EXPECT_EQ(test::snapshot_text(lean, &buffer), streamed(full));
+  // To a real file the rule text goes out with writev() from where it is.
+  std::FILE* f = std::tmpfile();
+  ASSERT_NE(f, nullptr);
+  model::write_snapshot(lean, f, &buffer);
+  std::fflush(f);
+  std::string written(static_cast<size_t>(std::ftell(f)), '\0');
+  std::rewind(f);
+  ASSERT_EQ(std::fread(written.data(), 1, written.size(), f), written.size());
+  std::fclose(f);
+  EXPECT_EQ(written, streamed(full));
   // Chains reordered after add_table(): found by name instead of by index.
   std::reverse(nat.chains.begin(), nat.chains.end());
   std::reverse(full.netfilter.tables[0].chains.begin(), full.netfilter.tables[0].chains.end());
