@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <future>
 #include <thread>
 
 #include "collectors/import/import.h"
@@ -217,16 +218,34 @@ class Parser {
   // text is not iptables-save's shape or has an error anywhere: the caller
   // then runs parse_save(), whose result and messages are the reference.
   bool parse_save_split(std::string_view text, model::RuleTextBuffer& rule_text, size_t chunk_bytes) {
-    // The text check runs beside the parse (its result is needed only at
-    // the end: until then bad bytes just make some line fail to parse).
+    // Beside the parse, one helper finds every "\nCOMMIT" (where each table's
+    // rules end; needed once the first table's declarations are read), then
+    // checks the text (needed only at the end: until then bad bytes just make
+    // some line fail to parse).
     std::atomic<bool> text_ok{false};
-    std::jthread checker([&] {
+    std::promise<std::vector<size_t>> commits_found;
+    std::future<std::vector<size_t>> commits_future = commits_found.get_future();
+    std::jthread helper([&] {
+      try {
+        std::vector<size_t> commits;
+        for (size_t at = 0;;) {
+          const void* found = ::memmem(text.data() + at, text.size() - at, "\nCOMMIT", 7);
+          if (found == nullptr) break;
+          commits.push_back(static_cast<size_t>(static_cast<const char*>(found) - text.data()));
+          at = commits.back() + 1;
+        }
+        commits_found.set_value(std::move(commits));
+      } catch (...) {
+        commits_found.set_exception(std::current_exception());
+        return;
+      }
       try {
         check_text(text, origin_);
         text_ok = true;
       } catch (const InputError&) {
       }
     });
+    std::optional<std::vector<size_t>> commits;
     try {
       text_ = text;
       split_ = true;
@@ -251,18 +270,19 @@ class Parser {
         } else {
           if (!open_) return false;
           const size_t begin = static_cast<size_t>(line.data() - text.data());
-          const void* found = ::memmem(text.data() + begin, text.size() - begin, "\nCOMMIT", 7);
-          if (found == nullptr) return false;
-          const size_t commit_line = static_cast<size_t>(static_cast<const char*>(found) - text.data());
+          if (!commits) commits = commits_future.get();
+          const auto found = std::lower_bound(commits->begin(), commits->end(), begin);
+          if (found == commits->end()) return false;
+          const size_t commit_line = *found;
           if (!rule_region(begin, commit_line + 1, chunk_bytes)) return false;
           pos_ = commit_line + 1;
         }
       }
       if (open_ || tables_.empty()) return false;
-    } catch (const InputError&) {
+    } catch (const std::exception&) {  // InputError, or memory: the in-memory parser says which
       return false;
     }
-    checker.join();
+    helper.join();
     if (!text_ok) return false;
     rule_text.merge(std::move(split_text_));
     return true;
