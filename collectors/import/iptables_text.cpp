@@ -6,6 +6,7 @@
 // so anything iptables-restore would reject is rejected here with FILE:LINE.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <bit>
 #include <charconv>
 #include <cstdint>
@@ -270,10 +271,21 @@ class Parser {
         } else {
           if (!open_) return false;
           const size_t begin = static_cast<size_t>(line.data() - text.data());
-          if (!commits) commits = commits_future.get();
-          const auto found = std::lower_bound(commits->begin(), commits->end(), begin);
-          if (found == commits->end()) return false;
-          const size_t commit_line = *found;
+          // The helper's list once it is there; before that (the small first
+          // table) a search from here, which ends at the nearby COMMIT.
+          size_t commit_line;
+          if (!commits && commits_future.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+            commits = commits_future.get();
+          }
+          if (commits) {
+            const auto found = std::lower_bound(commits->begin(), commits->end(), begin);
+            if (found == commits->end()) return false;
+            commit_line = *found;
+          } else {
+            const void* found = ::memmem(text.data() + begin, text.size() - begin, "\nCOMMIT", 7);
+            if (found == nullptr) return false;
+            commit_line = static_cast<size_t>(static_cast<const char*>(found) - text.data());
+          }
           if (!rule_region(begin, commit_line + 1, chunk_bytes)) return false;
           pos_ = commit_line + 1;
         }
@@ -1182,7 +1194,7 @@ class Parser {
       p.pos_ = c.begin;
       const std::string_view text = text_.substr(0, c.end);
       model::RuleLines lines;
-      lines.text().reserve((c.end - c.begin) * 2);  // JSON is ~1.7x the text: no regrowth copies
+      lines.reserve((c.end - c.begin) * 2);  // JSON is ~1.7x the text: no regrowth copies
       model::Rule rule;
       Run run;
       std::string_view line;
@@ -1212,10 +1224,10 @@ class Parser {
         if (index == ChainIndex::kNone) return;
         if (index != run.chain) {
           if (run.chain != ChainIndex::kNone) {
-            run.length = lines.text().size() - run.offset;
+            run.length = lines.size() - run.offset;
             c.runs.push_back(run);
           }
-          run = Run{index, 0, lines.text().size(), 0};
+          run = Run{index, 0, lines.size(), 0};
           lines.start_chain();
         }
         std::string_view jump_to;  // looked up after parse_rule; its slot loads meanwhile
@@ -1239,7 +1251,7 @@ class Parser {
         lines.add(rule);
       }
       if (run.chain != ChainIndex::kNone) {
-        run.length = lines.text().size() - run.offset;
+        run.length = lines.size() - run.offset;
         c.runs.push_back(run);
       }
       c.text = std::move(lines.text());

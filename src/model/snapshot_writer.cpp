@@ -529,18 +529,36 @@ void write_snapshot(const Snapshot& s, std::FILE* out, const RuleText* rule_text
 
 // ---- RuleLines, RuleTextBuffer ------------------------------------------
 
+// The buffer's size() is the room made so far (zero-filled once, in doubling
+// steps); `used` is the text. Rules are rendered straight into the room.
 struct RuleLines::Impl {
-  Writer w{nullptr};
+  std::string buf;
+  size_t used = 0;
+  bool first = true;
 };
 
 RuleLines::RuleLines() : impl_(std::make_unique<Impl>()) {}
 RuleLines::~RuleLines() = default;
-void RuleLines::start_chain() { impl_->w.first_ = true; }
+void RuleLines::start_chain() { impl_->first = true; }
+void RuleLines::reserve(size_t bytes) { impl_->buf.reserve(bytes); }
 void RuleLines::add(const Rule& rule) {
-  impl_->w.item(kRuleLevel);
-  write_rule(impl_->w, rule, kRuleLevel);
+  std::string& b = impl_->buf;
+  const size_t need = impl_->used + 2 + kRuleLevel + max_rule_text(rule);
+  if (need > b.size()) b.resize(std::max(need, std::min(b.capacity(), 2 * b.size())));
+  char* o = b.data() + impl_->used;
+  // What Writer::item(kRuleLevel) writes before an item of the "rules" array.
+  if (!impl_->first) *o++ = ',';
+  impl_->first = false;
+  *o++ = '\n';
+  std::memset(o, ' ', kRuleLevel);
+  o += kRuleLevel;
+  impl_->used = static_cast<size_t>(render_rule(o, rule) - b.data());
 }
-std::string& RuleLines::text() { return impl_->w.text(); }
+size_t RuleLines::size() const { return impl_->used; }
+std::string& RuleLines::text() {
+  impl_->buf.resize(impl_->used);
+  return impl_->buf;
+}
 
 std::string_view RuleTextBuffer::adopt(std::string text) {
   blocks_.push_back(std::make_unique<std::string>(std::move(text)));

@@ -46,8 +46,10 @@ class RuleLines {
   ~RuleLines();
   RuleLines(const RuleLines&) = delete;
   RuleLines& operator=(const RuleLines&) = delete;
+  void reserve(size_t bytes);    // room for the text to come (not touched yet)
   void start_chain();            // the next rule is the first of its chain
   void add(const Rule& rule);
+  size_t size() const;           // bytes of text so far
   std::string& text();           // everything added so far
 
  private:

@@ -156,10 +156,10 @@ TEST(SnapshotWriter, LargeTablesInParallelSlicesKeepTheContent) {
   auto& nat = lean.netfilter.tables[0];
   model::RuleLines lines;
   for (auto& c : nat.chains) {
-    const size_t at = lines.text().size();
+    const size_t at = lines.size();
     lines.start_chain();
     for (const auto& r : c.rules) lines.add(r);
-    spans.emplace_back(at, lines.text().size() - at);
+    spans.emplace_back(at, lines.size() - at);
     c.rules.clear();
   }
   const std::string_view kept = buffer.adopt(std::move(lines.text()));
