@@ -580,6 +580,12 @@ void RuleTextBuffer::add_table(Backend backend, const std::string& family, const
   tables_.push_back(std::move(t));
 }
 
+void RuleTextBuffer::add_table(Backend backend, const std::string& family, const std::string& table,
+                               std::vector<ChainText> chains, std::unique_ptr<char[]> names) {
+  tables_.push_back(
+      TableText{backend, family, table, std::move(chains), std::move(names), {}, std::make_unique<std::once_flag>()});
+}
+
 void RuleTextBuffer::merge(RuleTextBuffer&& other) {
   for (auto& b : other.blocks_) blocks_.push_back(std::move(b));
   for (auto& t : other.tables_) tables_.push_back(std::move(t));

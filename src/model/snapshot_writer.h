@@ -72,6 +72,9 @@ class RuleTextBuffer : public RuleText {
   // A table's chains with views into adopted blocks, in the table's chain
   // order (chain names are copied).
   void add_table(Backend backend, const std::string& family, const std::string& table, std::vector<ChainText> chains);
+  // The same, with the chain names already in `names`, which it keeps.
+  void add_table(Backend backend, const std::string& family, const std::string& table, std::vector<ChainText> chains,
+                 std::unique_ptr<char[]> names);
   // Moves everything `other` holds into this buffer.
   void merge(RuleTextBuffer&& other);
   bool empty() const { return tables_.empty(); }
