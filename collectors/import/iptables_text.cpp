@@ -56,14 +56,6 @@ size_t word_end(std::string_view line, size_t i) {
   return i;
 }
 
-// Faults in the pages of [p, p + bytes) -- storage not yet holding objects --
-// so a vector constructing 120k chains there next does not stop on each page
-// (called on another thread, the faults run beside other work).
-void touch_pages(void* p, size_t bytes) {
-  auto* c = static_cast<volatile char*>(p);
-  for (size_t at = 0; at < bytes; at += 4096) c[at] = 0;
-}
-
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 bool is_number(std::string_view s) {
@@ -1150,19 +1142,8 @@ class Parser {
       return name_of(x) < name_of(y);
     };
     const size_t bases = static_cast<size_t>(user - declarations.begin());
-    const size_t users = n - bases;
     std::vector<model::Chain>& chains = table_.chains;
-    chains.reserve(n);
-    {  // halves sorted, and the chains' pages faulted in, on two threads; then one merge
-      const auto middle = user + static_cast<std::ptrdiff_t>(users / 2);
-      std::jthread other([&] {
-        std::sort(middle, declarations.end(), by_name);
-        touch_pages(chains.data(), n * sizeof(model::Chain));
-      });
-      std::sort(user, middle, by_name);
-      other.join();
-      std::inplace_merge(user, middle, declarations.end(), by_name);
-    }
+    std::sort(user, declarations.end(), by_name);
     chains.resize(n);
     DeclarationLine d;
     for (size_t i = 0; i < bases; ++i) {  // re-read: counters and policy are kept for base chains only
