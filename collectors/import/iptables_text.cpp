@@ -974,7 +974,7 @@ class Parser {
       if (close == std::string_view::npos || close > 48) return {};
       line.remove_prefix(close + 2);
     }
-    if (line.substr(0, 3) != "-A ") return {};
+    if (!is(line.substr(0, 3), "-A ")) return {};
     line.remove_prefix(3);
     return line.substr(0, line.find(' '));
   }
@@ -1218,6 +1218,8 @@ class Parser {
       lines.reserve((c.end - c.begin) * 2);  // JSON is ~1.7x the text: no regrowth copies
       model::Rule rule;
       Run run;
+      std::string_view run_name, next_name;  // views of the text
+      uint64_t next_hash = 0;
       std::string_view line;
       while (p.next_line(text, line)) {
         if (line.empty()) continue;
@@ -1238,10 +1240,13 @@ class Parser {
         if ((!is(t[0].text, "-A") && !is(t[0].text, "--append")) || is_option(t[1].text) || !valid_chain_name(t[1].text)) {
           return;
         }
-        // Consecutive rules of one chain (the rule of iptables-save) skip the lookup.
-        const uint32_t index = run.chain != ChainIndex::kNone && t[1].text == table_.chains[run.chain].name
-                                   ? run.chain
-                                   : chain_index_.find(t[1].text);
+        const std::string_view chain = t[1].text;
+        if (chain.data() < text.data() || chain.data() >= text.data() + text.size()) return;  // quoted: unusual
+        // Consecutive rules of one chain (the rule of iptables-save) skip the
+        // lookup; a new chain's slot was prefetched on the line before.
+        const uint32_t index = run.chain != ChainIndex::kNone && chain == run_name ? run.chain
+                               : chain == next_name                             ? chain_index_.find(chain, next_hash)
+                                                                                : chain_index_.find(chain);
         if (index == ChainIndex::kNone) return;
         if (index != run.chain) {
           if (run.chain != ChainIndex::kNone) {
@@ -1249,8 +1254,11 @@ class Parser {
             c.runs.push_back(run);
           }
           run = Run{index, 0, lines.size(), 0};
+          run_name = chain;
           lines.start_chain();
         }
+        next_name = appended_chain(text.substr(p.pos_ < text.size() ? p.pos_ : text.size(), 80));
+        if (!next_name.empty() && next_name != run_name) next_hash = chain_index_.prefetch(next_name);
         std::string_view jump_to;  // looked up after parse_rule; its slot loads meanwhile
         uint64_t jump_hash = 0;
         for (size_t k = 2; k + 1 < n; ++k) {
