@@ -529,8 +529,9 @@ void write_snapshot(const Snapshot& s, std::FILE* out, const RuleText* rule_text
 
 // ---- RuleLines, RuleTextBuffer ------------------------------------------
 
-// The buffer's size() is the room made so far (zero-filled once, in doubling
-// steps); `used` is the text. Rules are rendered straight into the room.
+// The buffer's size() is the room made so far (zero-filled once, in 256 KiB
+// steps within the reserved capacity, doubling beyond it); `used` is the
+// text. Rules are rendered straight into the room.
 struct RuleLines::Impl {
   std::string buf;
   size_t used = 0;
@@ -544,7 +545,10 @@ void RuleLines::reserve(size_t bytes) { impl_->buf.reserve(bytes); }
 void RuleLines::add(const Rule& rule) {
   std::string& b = impl_->buf;
   const size_t need = impl_->used + 2 + kRuleLevel + max_rule_text(rule);
-  if (need > b.size()) b.resize(std::max(need, std::min(b.capacity(), 2 * b.size())));
+  if (need > b.size()) {
+    const size_t step = need + (256 << 10);  // fresh pages cost: touch little beyond the text
+    b.resize(step <= b.capacity() ? step : need <= b.capacity() ? b.capacity() : std::max(need, 2 * b.size()));
+  }
   char* o = b.data() + impl_->used;
   // What Writer::item(kRuleLevel) writes before an item of the "rules" array.
   if (!impl_->first) *o++ = ',';
