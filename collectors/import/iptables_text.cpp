@@ -243,7 +243,7 @@ class Parser {
       try {
         check_text(text, origin_);
         text_ok = true;
-      } catch (const InputError&) {
+      } catch (...) {  // the in-memory parser reports it
       }
     });
     std::optional<std::vector<size_t>> commits;
