@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "util/error.h"
+#include "util/memory.h"
 
 namespace dpscope::model {
 
@@ -624,6 +625,7 @@ FileBytes read_file_bytes(const std::string& path) {
       auto read_share = [&](size_t k) {
         size_t at = size * k / threads;
         const size_t end = size * (k + 1) / threads;
+        populate_for_write(out.data.get() + at, end - at);
         while (at < end) {
           const ssize_t n = ::pread(fd, out.data.get() + at, end - at, static_cast<off_t>(at));
           if (n < 0 && errno == EINTR) continue;

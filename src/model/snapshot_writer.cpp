@@ -21,6 +21,7 @@
 
 #include "model/json.h"
 #include "util/error.h"
+#include "util/memory.h"
 #include "util/fd.h"
 
 namespace dpscope::model {
@@ -547,7 +548,9 @@ void RuleLines::add(const Rule& rule) {
   const size_t need = impl_->used + 2 + kRuleLevel + max_rule_text(rule);
   if (need > b.size()) {
     const size_t step = need + (256 << 10);  // fresh pages cost: touch little beyond the text
-    b.resize(step <= b.capacity() ? step : need <= b.capacity() ? b.capacity() : std::max(need, 2 * b.size()));
+    const size_t size = step <= b.capacity() ? step : need <= b.capacity() ? b.capacity() : std::max(need, 2 * b.size());
+    if (size <= b.capacity()) populate_for_write(b.data() + b.size(), size - b.size());
+    b.resize(size);
   }
   char* o = b.data() + impl_->used;
   // What Writer::item(kRuleLevel) writes before an item of the "rules" array.
