@@ -40,7 +40,8 @@ rules=$(grep -c '^-A' "$work/a.txt")
 size=$(wc -c < "$work/a.txt")
 # wall_median N OUT CMD...: median wall time of N runs with date's nanoseconds
 # (/usr/bin/time resolves 10 ms; grep takes 20-30). OUT, when not "-", is
-# removed before each run, untimed: replacing an 80 MB file makes the kernel
+# removed before each run, untimed (then sync and half a second for the file
+# system to discard its blocks): replacing an 80 MB file makes the kernel
 # free the old one inside the timed write (~70 ms here), which is the file
 # system's cost, not the importer's.
 wall_median() {
@@ -49,7 +50,7 @@ wall_median() {
   : > "$work/w"
   i=0
   while [ "$i" -lt "$n" ]; do
-    [ "$target" = - ] || { rm -f "$target"; sync; }
+    [ "$target" = - ] || { rm -f "$target"; sync; sleep 0.5; }
     t0=$(date +%s%N)
     "$@" > "$work/count"  # not /dev/null: GNU grep stops at the first match then
     t1=$(date +%s%N)

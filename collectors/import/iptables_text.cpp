@@ -535,6 +535,18 @@ class Parser {
         tokens_.push_back({line.substr(start, i - start), start, i});
         continue;
       }
+      if (i == start) {  // a plain "..." word (kube-proxy's comments): its text is in the line already
+        const void* close = std::memchr(line.data() + i + 1, '"', n - i - 1);
+        if (close != nullptr) {
+          const size_t end = static_cast<size_t>(static_cast<const char*>(close) - line.data());
+          if ((end + 1 == n || line[end + 1] == ' ' || line[end + 1] == '\t') &&
+              std::memchr(line.data() + i + 1, '\\', end - i - 1) == nullptr) {
+            tokens_.push_back({line.substr(i + 1, end - i - 1), start, end + 1});
+            i = end + 1;
+            continue;
+          }
+        }
+      }
       const size_t from = scratch_.size();
       scratch_.append(line.data() + start, i - start);
       bool quoted = false;
