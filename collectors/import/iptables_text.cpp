@@ -222,12 +222,7 @@ class Parser {
     std::jthread helper([&] {
       try {
         std::vector<size_t> commits;
-        for (size_t at = 0;;) {
-          const void* found = ::memmem(text.data() + at, text.size() - at, "\nCOMMIT", 7);
-          if (found == nullptr) break;
-          commits.push_back(static_cast<size_t>(static_cast<const char*>(found) - text.data()));
-          at = commits.back() + 1;
-        }
+        for (size_t at = 0; (at = next_commit(text, at)) != std::string_view::npos; ++at) commits.push_back(at);
         commits_found.set_value(std::move(commits));
       } catch (...) {
         commits_found.set_exception(std::current_exception());
@@ -264,9 +259,8 @@ class Parser {
             if (found == commits->end()) return false;
             commit_line = *found;
           } else {
-            const void* found = ::memmem(text.data() + begin, text.size() - begin, "\nCOMMIT", 7);
-            if (found == nullptr) return false;
-            commit_line = static_cast<size_t>(static_cast<const char*>(found) - text.data());
+            commit_line = next_commit(text, begin);
+            if (commit_line == std::string_view::npos) return false;
           }
           if (!rule_region(begin, commit_line + 1, chunk_bytes)) return false;
           pos_ = commit_line + 1;
@@ -283,6 +277,12 @@ class Parser {
   }
 
   std::vector<model::Table> take_tables() { return std::move(tables_); }
+
+  // Offset of the first "\nCOMMIT" at or after `at` (npos when none).
+  static size_t next_commit(std::string_view text, size_t at) {
+    const void* found = ::memmem(text.data() + at, text.size() - at, "\nCOMMIT", 7);
+    return found ? static_cast<size_t>(static_cast<const char*>(found) - text.data()) : std::string_view::npos;
+  }
 
   // Blank, comment, "*table" and COMMIT lines, the same for both parsers
   // (an error throws; the split path turns it into "parse in memory").
@@ -480,41 +480,57 @@ class Parser {
     return ec == std::errc() && p == s.data() + s.size();
   }
 
-  // ":NAME POLICY [packets:bytes]"
-  void chain_declaration(std::string_view line) {
+  // A ":NAME POLICY [packets:bytes]" line, read by both parsers.
+  struct DeclarationLine {
+    std::string_view name, policy;
+    std::optional<model::Counters> counters;
+    std::optional<model::BaseChain> base;  // set by declaration_policy()
+  };
+
+  // What the line alone can get wrong throws here.
+  void read_declaration(std::string_view line, DeclarationLine& d) {
     tokenize(line.substr(1));
     if (tokens_.empty() || tokens_.size() > 3) fail("bad chain line: expected \":CHAIN POLICY [packets:bytes]\"");
-    const std::string_view name = tokens_[0].text;
-    if (!valid_chain_name(name)) fail("bad chain name '" + excerpt(name) + "'");
-    const std::string_view policy = tokens_.size() > 1 ? tokens_[1].text : "-";
-    std::optional<model::Counters> counters;
+    d.name = tokens_[0].text;
+    if (!valid_chain_name(d.name)) fail("bad chain name '" + excerpt(d.name) + "'");
+    d.policy = tokens_.size() > 1 ? tokens_[1].text : "-";
+    d.counters.reset();
     if (tokens_.size() > 2) {
       model::Counters c;
       if (!parse_counters(tokens_[2].text, c)) fail("bad chain counters '" + excerpt(tokens_[2].text) + "'");
-      counters = c;
+      d.counters = c;
     }
+  }
+
+  // The policy against the chain's kind: built-in chains take ACCEPT or DROP
+  // ("-" is restore input for "keep the policy"; in a fresh table that is
+  // ACCEPT), user-defined chains none.
+  void declaration_policy(DeclarationLine& d) {
+    d.base = builtin(d.name, is(d.policy, "-") ? "ACCEPT" : std::string(d.policy));
+    if (d.base && !is(d.policy, "ACCEPT") && !is(d.policy, "DROP") && !is(d.policy, "-")) {
+      fail("bad policy '" + excerpt(d.policy) + "' for built-in chain " + std::string(d.name) + " (ACCEPT or DROP)");
+    }
+    if (!d.base && !is(d.policy, "-")) {
+      fail("user-defined chain '" + std::string(d.name) + "' cannot have a policy ('" + excerpt(d.policy) +
+           "'); only built-in chains of table '" + table_.name + "' can");
+    }
+  }
+
+  void chain_declaration(std::string_view line) {
+    DeclarationLine d;
+    read_declaration(line, d);
     if (table_.chains.empty()) {
       const size_t ahead = declarations_ahead();
       table_.chains.reserve(ahead);
       chain_index_.reserve(ahead);
     }
     prefetch_declaration_ahead();
-    if (find(name)) fail("chain '" + std::string(name) + "' declared twice");
-    // "-" on a built-in chain is restore input for "keep the policy"; in a
-    // fresh table that is ACCEPT.
-    if (auto base = builtin(name, is(policy, "-") ? "ACCEPT" : std::string(policy))) {
-      if (!is(policy, "ACCEPT") && !is(policy, "DROP") && !is(policy, "-")) {
-        fail("bad policy '" + excerpt(policy) + "' for built-in chain " + std::string(name) + " (ACCEPT or DROP)");
-      }
-      auto& c = add_chain(name);
-      c.base = std::move(base);
-      c.policy_counters = counters;
-    } else {
-      if (!is(policy, "-")) {
-        fail("user-defined chain '" + std::string(name) + "' cannot have a policy ('" + excerpt(policy) +
-             "'); only built-in chains of table '" + table_.name + "' can");
-      }
-      add_chain(name);
+    if (find(d.name)) fail("chain '" + std::string(d.name) + "' declared twice");
+    declaration_policy(d);
+    auto& c = add_chain(d.name);
+    if (d.base) {
+      c.base = std::move(d.base);
+      c.policy_counters = d.counters;
     }
   }
 
@@ -1076,30 +1092,6 @@ class Parser {
     return w;
   }
 
-  // One ":NAME POLICY [p:b]" line, checked as chain_declaration() checks it;
-  // false on anything it would reject, or a quoted name (not a view of the text).
-  struct DeclarationLine {
-    std::string_view name, policy;
-    std::optional<model::Counters> counters;
-    std::optional<model::BaseChain> base;
-  };
-  bool read_declaration(std::string_view line, DeclarationLine& d) {
-    tokenize(line.substr(1));
-    if (tokens_.empty() || tokens_.size() > 3) return false;
-    d.name = tokens_[0].text;
-    if (!valid_chain_name(d.name) || d.name.data() < line.data() || d.name.data() >= line.data() + line.size()) {
-      return false;
-    }
-    d.policy = tokens_.size() > 1 ? tokens_[1].text : "-";
-    d.counters.reset();
-    if (tokens_.size() > 2) {
-      model::Counters c;
-      if (!parse_counters(tokens_[2].text, c)) return false;
-      d.counters = c;
-    }
-    d.base = builtin(d.name, is(d.policy, "-") ? "ACCEPT" : std::string(d.policy));
-    return d.base ? is(d.policy, "ACCEPT") || is(d.policy, "DROP") || is(d.policy, "-") : is(d.policy, "-");
-  }
 
   // A table's ":CHAIN" lines from `begin` on, read on several threads and
   // made into the table's chains directly in canonical order (base chains in
@@ -1132,7 +1124,10 @@ class Parser {
         DeclarationLine d;
         for (size_t i = n * k / parts; i < n * (k + 1) / parts; ++i) {
           const std::string_view line = line_of(i);
-          if (!p.read_declaration(line, d)) return;
+          p.read_declaration(line, d);
+          p.declaration_policy(d);
+          // A name with escapes is not a view of the text (index keys must be).
+          if (d.name.data() < line.data() || d.name.data() >= line.data() + line.size()) return;
           declarations[i] = Declaration{name_word(d.name, 0), name_word(d.name, 8), ChainIndex::hash(d.name),
                                         static_cast<uint32_t>(i), static_cast<uint32_t>(d.name.data() - line.data()),
                                         static_cast<uint16_t>(d.name.size()), d.base.has_value()};
@@ -1166,7 +1161,8 @@ class Parser {
     chains.resize(n);
     DeclarationLine d;
     for (size_t i = 0; i < bases; ++i) {  // re-read: counters and policy are kept for base chains only
-      if (!read_declaration(line_of(declarations[i].line), d)) return false;
+      read_declaration(line_of(declarations[i].line), d);
+      declaration_policy(d);
       chains[i].name.assign(d.name);
       chains[i].base = std::move(d.base);
       chains[i].policy_counters = d.counters;
