@@ -1,5 +1,7 @@
 #include "reports/cluster.h"
 
+#include "reports/resident_cost.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <functional>
@@ -198,6 +200,7 @@ Comparison compare_clusters(const std::vector<ClusterInput>& clusters) {
     add(base + ".median", "cluster.per_node", label + ": median per node", stat("median"));
     add(base + ".max", "cluster.per_node", label + ": max per node", stat("max"));
   }
+  add_resident_cost_clusters(per_cluster, out);
   for (size_t ci = 0; ci < clusters.size(); ++ci) {
     for (const auto& d : drifting[ci]) out.sides[ci].evidence.push_back("drifting: " + d);
   }

@@ -1,5 +1,7 @@
 #include "reports/comparison.h"
 
+#include "reports/resident_cost.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -423,6 +425,7 @@ Comparison compare(const std::vector<SideInput>& inputs) {
 
   cmp.rows = b.take();
   cmp.findings = findings(nodes, cmp.sides);
+  add_resident_cost(nodes, cmp);  // reports/resident_cost.cpp
   return cmp;
 }
 

@@ -14,6 +14,7 @@ const char* kSectionTitles[][2] = {
     {"cluster", "Clusters"},
     {"cluster.totals", "Cluster totals (sum over nodes)"},
     {"cluster.per_node", "Per node: min / median / max"},
+    {"cluster.resident", "Resident cost per node: min / median / max"},
     {"node", "Node"},
     {"netfilter", "Netfilter: the seed measurement and totals"},
     {"services", "Services programmed per dataplane, and the lookup per new connection"},
@@ -21,6 +22,7 @@ const char* kSectionTitles[][2] = {
     {"netfilter.families", "Netfilter: chain families"},
     {"nftables", "kube-proxy nftables mode"},
     {"ebpf", "eBPF"},
+    {"resident", "Resident cost: agent memory and eBPF kernel memory"},
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "reports/escape.h"
 #include "reports/html_chart.h"
 #include "reports/render.h"
+#include "reports/resident_cost.h"
 #include "reports/scale_report.h"
 
 namespace dpscope::reports {
@@ -67,6 +68,7 @@ std::string render_html(const Comparison& c) {
   out += bar_chart("Rules by chain family (iptables)", series_of(c, "netfilter.family.", ".rules", true), c.sides, false);
   std::vector<Series> mem = series_of(c, "ebpf.memlock_bytes.", "", true);
   out += bar_chart("eBPF kernel memory by owner (not seen by kubectl top)", mem, c.sides, true);
+  out += resident_cost_charts_html(c);
   out += bar_chart("Services programmed per dataplane", series_of(c, "services.", "", false), c.sides, false);
   if (!c.scale.empty()) out += "<h3>Scale projection</h3>\n" + scale_charts_html(c.scale, c.sides);
 

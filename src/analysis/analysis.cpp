@@ -278,6 +278,9 @@ EbpfAnalysis analyze_ebpf(const model::Snapshot& s) {
     auto& o = e.owners[prog_owner[p.id]];
     o.programs += 1;
     o.memlock_bytes += p.bytes_memlock;
+    if (!p.loaded_at.empty() && (o.first_loaded_at.empty() || p.loaded_at < o.first_loaded_at)) {
+      o.first_loaded_at = p.loaded_at;  // RFC 3339 UTC, one format: ordered as text
+    }
   }
   for (const auto& m : s.ebpf.maps) {
     e.maps += 1;
@@ -285,6 +288,7 @@ EbpfAnalysis analyze_ebpf(const model::Snapshot& s) {
     auto& o = e.owners[map_owner[m.id]];
     o.maps += 1;
     o.memlock_bytes += m.bytes_memlock;
+    o.map_memlock_bytes += m.bytes_memlock;
   }
   e.memlock_bytes = e.program_memlock_bytes + e.map_memlock_bytes;
   for (const auto& a : s.ebpf.attachments) {
@@ -413,6 +417,7 @@ NodeAnalysis analyze(const model::Snapshot& s) {
   a.source = s.node.source;
   a.netfilter = analyze_netfilter(s);
   a.ebpf = analyze_ebpf(s);
+  a.agents = analyze_agents(s, a.ebpf, availability_of(s, "agents", s.agents.collected));
   a.mode = decide_mode(a.netfilter, a.ebpf, s);
   return a;
 }

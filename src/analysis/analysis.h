@@ -12,6 +12,7 @@
 
 #include "model/json.h"
 #include "model/snapshot.h"
+#include "analysis/agents.h"
 
 namespace dpscope::analysis {
 
@@ -127,6 +128,8 @@ struct OwnerStats {
   uint64_t programs = 0;
   uint64_t maps = 0;
   uint64_t memlock_bytes = 0;   // programs + maps
+  uint64_t map_memlock_bytes = 0;
+  std::string first_loaded_at;  // its oldest program's loaded_at ("" none known)
 };
 
 struct LbSummary {
@@ -180,6 +183,7 @@ struct NodeAnalysis {
   std::string source;                  // "live" | "import"
   NetfilterAnalysis netfilter;
   EbpfAnalysis ebpf;
+  AgentsAnalysis agents;               // analysis/agents.h
   Mode mode;
 };
 

@@ -14,6 +14,7 @@
 #include "cli/host_env.h"
 #include "collectors/bpf/bpf.h"
 #include "collectors/netfilter/netfilter.h"
+#include "collectors/proc/proc.h"
 #include "model/json.h"
 #include "model/snapshot_writer.h"
 #include "util/error.h"
@@ -26,7 +27,10 @@ constexpr const char* kSnapshotHelp = R"(Take a live snapshot of this node's pac
 
 Reads netfilter (nftables and iptables-nft through nf_tables netlink, iptables-legacy
 through the kernel's getsockopt interface) and eBPF (programs, maps, links, attach
-points, Cilium/Calico service maps), and writes one "dpscope.snapshot/v1" JSON file.
+points, Cilium/Calico service maps) and the dataplane's agents (kube-proxy, cilium-agent,
+calico-node, ... found in /proc: RSS, PSS, threads, their memory cgroup's memory.current,
+memory.stat and kubelet's working set, and the pod/container the cgroup path names),
+and writes one "dpscope.snapshot/v1" JSON file.
 Nothing is changed: only plain GET requests are sent (never the *_RESET ones that
 zero counters). The nf_tables part is one consistent ruleset generation: when the
 ruleset changes during the read, it is read again (netfilter.collection.nft_retries).
@@ -34,7 +38,9 @@ ruleset changes during the read, it is read again (netfilter.collection.nft_retr
 --netns runs the netfilter part (and eBPF's per-interface attachments) inside that
 network namespace, on a dedicated thread; eBPF objects are global to the kernel.
 --host, in a `kubectl debug node/NAME --profile=sysadmin` pod, reads the node itself
-(PID 1's network namespace, /host/sys/fs/bpf).
+(PID 1's network namespace, /host/sys/fs/bpf, /host/sys/fs/cgroup, PID 1's cgroup
+namespace for the agents' cgroup paths). Without --host the agents are those of the PID
+namespace dpscope runs in.
 
 Needs root (CAP_NET_ADMIN for netfilter, CAP_SYS_ADMIN for eBPF and --netns). A
 section that cannot be read is listed under "unavailable" with the errno and a hint,
@@ -51,6 +57,7 @@ struct SnapshotSettings {
   bool host = false;
   bool rules = false;
   bool no_ebpf = false;
+  bool no_agents = false;
   bool quiet = false;
   unsigned threads = 0;
   bool receive_only = false;
@@ -93,6 +100,11 @@ void report_progress(const model::Snapshot& s) {
     std::cerr << "dpscope: ebpf: " << s.ebpf.programs.size() << " programs, " << s.ebpf.maps.size() << " maps, "
               << s.ebpf.links.size() << " links\n";
   }
+  if (s.agents.collected) {
+    std::cerr << "dpscope: agents: " << s.agents.processes.size() << " processes in " << s.agents.cgroups.size()
+              << " cgroups (cgroup " << (s.agents.cgroup_version.empty() ? "without memory controller" : s.agents.cgroup_version)
+              << ")\n";
+  }
   for (const auto& u : s.unavailable) {
     std::cerr << "dpscope: unavailable: " << u.section << ": " << u.reason << "\n";
     if (!u.hint.empty()) std::cerr << "  hint: " << u.hint << "\n";
@@ -117,10 +129,18 @@ int run_snapshot(const SnapshotSettings& settings) {
   nf.receive_only = settings.receive_only;
   bpf::Options bpf_options;
   bpf_options.netns = settings.netns;
+  proc::Options proc_options;
   std::optional<HostEnv> host;
   if (settings.host) {
     host = resolve_host_env(HostProbe{"/host", "/proc", getenv("NODE_NAME") ? getenv("NODE_NAME") : ""});
     apply_host_env(*host, nf, bpf_options);
+    // The node's processes are in our /proc (host PID namespace); their
+    // cgroups under the host root, named relative to PID 1's cgroup namespace.
+    proc_options.cgroup_ns = "/proc/1/ns/cgroup";
+    if (!host->host_root.empty()) {
+      proc_options.cgroup_fs = host->host_root + "/sys/fs/cgroup";
+      proc_options.host_root = host->host_root;
+    }
     for (const auto& note : host->notes) std::cerr << "dpscope: " << note << "\n";
   } else if (settings.netns.empty() && is_kubectl_debug(probe_pod_signals(HostProbe{}))) {
     std::cerr << "dpscope: note: this looks like a kubectl-debug node pod (node root at /host, host PID "
@@ -145,6 +165,8 @@ int run_snapshot(const SnapshotSettings& settings) {
   phase("netfilter");
   if (!settings.no_ebpf) bpf::collect(snapshot, bpf_options);
   phase("ebpf");
+  if (!settings.no_agents) proc::collect(snapshot, proc_options);
+  phase("agents");
   if (host) finish_host_snapshot(*host, snapshot);
   model::canonicalize(snapshot);
   phase("canonicalize");
@@ -172,6 +194,8 @@ void register_snapshot(CLI::App& app, Runner& run) {
   sub->add_flag("--rules", settings->rules,
                 "Also read the elements of anonymous nft sets/maps and list those sets (slower on big nodes)");
   sub->add_flag("--no-ebpf", settings->no_ebpf, "Skip the eBPF section (it is then absent, not unavailable)");
+  sub->add_flag("--no-agents", settings->no_agents,
+                "Skip the agents section (processes and cgroup memory; then absent, not unavailable)");
   sub->add_option("--threads", settings->threads, "Netlink sockets/threads for the per-chain rule dumps (0: cores + 1)")
       ->check(CLI::Range(0u, 64u));
   sub->add_flag("--bench-receive-only", settings->receive_only,

@@ -526,12 +526,16 @@ json to_json(const Snapshot& s) {
   for (const auto& u : s.unavailable) {
     unavailable.push_back({{"section", u.section}, {"reason", u.reason}, {"errno", u.error}, {"hint", u.hint}});
   }
-  return {{"schema", s.schema},
-          {"node", std::move(node)},
-          {"netfilter",
-           {{"collected", s.netfilter.collected}, {"collection", std::move(collection)}, {"tables", std::move(tables)}}},
-          {"ebpf", ebpf_json(s.ebpf)},
-          {"unavailable", std::move(unavailable)}};
+  json j = {{"schema", s.schema},
+            {"node", std::move(node)},
+            {"netfilter",
+             {{"collected", s.netfilter.collected}, {"collection", std::move(collection)}, {"tables", std::move(tables)}}},
+            {"ebpf", ebpf_json(s.ebpf)},
+            {"unavailable", std::move(unavailable)}};
+  // Optional section: absent when not collected, so imports and snapshots
+  // from before it keep their exact form.
+  if (s.agents.collected) j["agents"] = agents_to_json(s.agents);
+  return j;
 }
 
 Snapshot from_json(const json& j, const std::string& origin) {
@@ -563,6 +567,7 @@ Snapshot from_json(const json& j, const std::string& origin) {
       }
     }
     if (r.has("ebpf")) s.ebpf = read_ebpf(r.at("ebpf"));
+    if (r.has("agents")) s.agents = agents_from_json(r.at("agents").raw(), "/agents");
     if (r.has("unavailable")) {
       for (const auto& u : r.at("unavailable").items()) {
         s.unavailable.push_back({u.at("section").str(), u.str_or("reason"), u.num_or<int>("errno", 0), u.str_or("hint")});

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "model/agents.h"
+
 namespace dpscope::model {
 
 inline constexpr const char* kSchema = "dpscope.snapshot/v1";
@@ -267,6 +269,7 @@ struct Snapshot {
   NodeInfo node;
   Netfilter netfilter;
   Ebpf ebpf;
+  Agents agents;   // model/agents.h; absent from snapshots written before it
   std::vector<Unavailable> unavailable;
   bool operator==(const Snapshot&) const = default;
 };
