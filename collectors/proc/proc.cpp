@@ -381,6 +381,12 @@ void collect(model::Snapshot& snapshot, const Options& o) {
     }
     auto match = match_agent(p.exe, p.comm, p.cmdline.empty() ? std::string() : p.cmdline.front());
     if (!match) continue;
+    // A zombie has exited and holds no memory: not a running agent.
+    const std::string stat = read_small(dir + "/stat").text;
+    const size_t paren = stat.rfind(')');
+    if (paren != std::string::npos && paren + 2 < stat.size() && (stat[paren + 2] == 'Z' || stat[paren + 2] == 'X')) {
+      continue;
+    }
     p.agent = match->agent;
     p.dataplane = match->dataplane;
     p.matched_by = match->matched_by;

@@ -223,6 +223,13 @@ TEST(ProcCollect, NoProcfsIsUnavailable) {
   EXPECT_EQ(s.unavailable[0].error, ENOENT);
 }
 
+TEST(ProcCollect, ZombiesAreNotRunningAgents) {
+  FakeNode n;
+  n.process(100, "/usr/local/bin/kube-proxy", "kube-proxy", "0::/kp\n");
+  n.write(n.proc + "/100/stat", "100 (kube-proxy) Z 1 100 100 0 -1 4227084 0 0 0 0 0 0 0 0 20 0 1 0 250 0 0\n");
+  EXPECT_TRUE(n.collect().agents.processes.empty());
+}
+
 TEST(ProcCollect, NoAgentsIsAnEmptyCollectedSection) {
   FakeNode n;
   n.process(200, "/usr/sbin/sshd", "sshd", "0::/system.slice/ssh.service\n");
