@@ -378,6 +378,36 @@ TEST_F(AgentsLive, EveryFigureEqualsProcAndCgroupfs) {
   }
 }
 
+// dpscope in a cgroup namespace of its own (as in a pod), without --host: the
+// agent's cgroup lies outside it, /proc/PID/cgroup prints "/../...", and its
+// figures are unavailable with that reason -- never read from a wrong
+// directory, never 0. The process figures are still read.
+TEST_F(AgentsLive, CgroupOutsideOurNamespaceIsUnavailable) {
+  if (run({"sh", "-c", "command -v unshare"}).exit_code != 0) GTEST_SKIP() << "SKIPPED: no unshare(1)";
+  TestCgroups cg(*h_);
+  Agent kp{"kube-proxy", "kube-proxy", "kube-proxy", "exe", false, 16, 2, {}, {}, {}, {}};
+  start(kp, cg, bin_.path(), 20);
+  const std::string own = cg.make_below("dpscope");
+  TempDir out;
+  auto r = sh("echo $$ > " + cg.mount() + own + "/cgroup.procs && exec unshare --cgroup " + dpscope_bin() +
+              " snapshot -q --no-ebpf -o " + out.file("s.json"));
+  ASSERT_EQ(r.exit_code, 3) << r.err;  // incomplete: agents.cgroups
+  const json s = json::parse(read_text(out.file("s.json")));
+  const json* p = find_by(s["agents"]["processes"], "pid", kp.process->pid());
+  ASSERT_NE(p, nullptr);
+  const std::string path = (*p)["cgroup"];
+  EXPECT_EQ(path.rfind("/../", 0), 0u) << path;
+  EXPECT_TRUE(p->contains("rss_bytes"));
+  const json* c = find_by(s["agents"]["cgroups"], "path", path);
+  ASSERT_NE(c, nullptr);
+  EXPECT_FALSE(c->contains("memory_current_bytes"));
+  EXPECT_FALSE(c->contains("working_set_bytes"));
+  ASSERT_FALSE((*c)["unavailable"].empty());
+  EXPECT_NE((*c)["unavailable"][0]["reason"].get<std::string>().find("outside dpscope's cgroup namespace"),
+            std::string::npos);
+  EXPECT_NE(find_by(s["unavailable"], "section", "agents.cgroups"), nullptr);
+}
+
 // Two snapshots -- a kube-proxy "node", then a Cilium one with Cilium-shaped
 // eBPF objects loaded before its agent started -- compared: the resident
 // cost rows carry the snapshots' figures and the seed sentence is there.

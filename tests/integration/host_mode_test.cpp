@@ -125,7 +125,7 @@ TEST(HostBundle, SnapshotsANetnsFromAnEmptyRoot) {
   RunResult r = run({"ip", "netns", "exec", loaded.ns.name(), "unshare", "--mount", "--propagation", "private",
                      "/bin/sh", "-c",
                      "mount -t proc proc \"$1/proc\" && mount -t sysfs sysfs \"$1/sys\" && "
-                     "exec chroot \"$1\" /usr/local/bin/dpscope snapshot --no-ebpf -o -",
+                     "exec chroot \"$1\" /usr/local/bin/dpscope snapshot --no-ebpf --no-agents -o -",
                      "sh", root});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   model::Snapshot s = model::from_json_text(r.out, "stdout of the chrooted bundle");
@@ -217,7 +217,7 @@ TEST_F(HostPod, SuggestsHostWhenRunInADebugPodWithoutIt) {
   std::string pod = make_bundle(dir, "pod-root");
   fs::create_directory(pod + "/host");
   std::string host = make_host_root(dir);
-  RunResult r = in_pod(pod, host, node_netns, "", {"snapshot", "--no-ebpf", "-o", "-"});
+  RunResult r = in_pod(pod, host, node_netns, "", {"snapshot", "--no-ebpf", "--no-agents", "-o", "-"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   model::Snapshot s = model::from_json_text(r.out, "stdout of dpscope in the pod");
   EXPECT_EQ(s.node.environment, "host");

@@ -182,7 +182,7 @@ TEST(NetfilterChurn, FiftySnapshotsEachAStateTheLoopProduced) {
   std::set<size_t> counts_nft, counts_legacy, counts_nftables;
   for (int k = 0; k < 50; ++k) {
     const std::string out = dir.file("s.json");
-    const RunResult r = run({dpscope_bin(), "snapshot", "--netns", ns.name(), "--no-ebpf", "-q", "-o", out});
+    const RunResult r = run({dpscope_bin(), "snapshot", "--netns", ns.name(), "--no-ebpf", "--no-agents", "-q", "-o", out});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const model::Snapshot s = model::load_snapshot(out);
     retries += s.netfilter.collection.nft_retries;
