@@ -518,6 +518,7 @@ json to_json(const Snapshot& s) {
                {"taken_at", s.node.taken_at},
                {"tool_version", s.node.tool_version},
                {"inputs", s.node.inputs}};
+  put_opt(node, "cgroup_memory_nobpf", s.node.cgroup_memory_nobpf);
   json tables = json::array();
   for (const auto& t : s.netfilter.tables) tables.push_back(table_json(t));
   json collection = {{"nft_retries", s.netfilter.collection.nft_retries}};
@@ -549,6 +550,7 @@ Snapshot from_json(const json& j, const std::string& origin) {
       s.node.taken_at = n.str_or("taken_at");
       s.node.tool_version = n.str_or("tool_version");
       s.node.inputs = n.strings_or("inputs");
+      if (n.has("cgroup_memory_nobpf")) s.node.cgroup_memory_nobpf = n.bool_or("cgroup_memory_nobpf", false);
     }
     if (r.has("netfilter")) {
       Reader nf = r.at("netfilter");
