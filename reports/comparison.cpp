@@ -64,8 +64,11 @@ std::vector<SectionGap> Comparison::section_gaps() const {
     for (size_t i = 0; i < r.values.size(); ++i) {
       const Cell& v = r.values[i];
       std::string text;
-      if (v.kind == Cell::Kind::Unavailable) text = v.text;
+      if (v.kind == Cell::Kind::Unavailable) {
+        text = v.text.rfind("not visible", 0) == 0 ? v.text : "unavailable: " + v.text;
+      }
       if (v.kind == Cell::Kind::NotCollected && !v.text.empty()) text = "not collected: " + v.text;
+      if (v.kind == Cell::Kind::Number && v.incomplete) text = "incomplete: " + v.incomplete_reason;
       if (text.empty()) continue;
       bool seen = false;
       for (const auto& g : out) seen = seen || (g.section == r.section && g.side == i && g.text == text);

@@ -70,15 +70,8 @@ std::vector<std::pair<std::string, std::vector<const Row*>>> by_section(const Co
   return out;
 }
 
-std::string cell_note(const Row& r) {
-  std::string note = r.note;
-  for (const auto& v : r.values) {
-    if (v.incomplete && note.find(v.incomplete_reason) == std::string::npos) {
-      note += (note.empty() ? "" : "; ") + std::string("incomplete: ") + v.incomplete_reason;
-    }
-  }
-  return note;
-}
+// Why a cell is incomplete is said once per section (Comparison::section_gaps).
+std::string cell_note(const Row& r) { return r.note; }
 
 }  // namespace
 

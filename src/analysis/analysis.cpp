@@ -106,14 +106,16 @@ Availability availability_of(const model::Snapshot& s, const std::string& sectio
     bool self_or_parent = u.section == section || starts_with(section, u.section + ".");
     bool child = starts_with(u.section, section + ".");
     bool not_imported = u.error == 0 && starts_with(u.reason, "not imported");
+    // A parent and its part often fail for the same reason: say it once.
+    auto add_reason = [&](const std::string& r) {
+      if (a.reason.find(r) == std::string::npos) a.reason += (a.reason.empty() ? "" : "; ") + r;
+    };
     if (self_or_parent && not_imported) {
       a.collected = false;
-      if (!a.reason.empty()) a.reason += "; ";
-      a.reason += describe(u);
+      add_reason(describe(u));
     } else if (self_or_parent) {
       a.unavailable = true;
-      if (!a.reason.empty()) a.reason += "; ";
-      a.reason += describe(u);
+      add_reason(describe(u));
     } else if (child) {
       a.incomplete.push_back(u.section + ": " + describe(u));
     }

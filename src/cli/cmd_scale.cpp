@@ -46,7 +46,7 @@ int run_scale(const ScaleArgs& a) {
   }
   std::vector<reports::ScaleSide> sides;
   for (const auto& path : a.snapshots) {
-    model::Snapshot s = model::load_snapshot(path, {analysis::rule_detail_for});
+    model::Snapshot s = model::load_snapshot(path, {analysis::rule_detail_for, warn_on_stderr});
     sides.push_back(reports::scale_side(s, s.node.name.empty() ? path : s.node.name, path));
   }
   reports::TextOptions opt;

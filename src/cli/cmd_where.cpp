@@ -47,7 +47,7 @@ int run_where(const WhereArgs& a) {
   if (format == reports::Format::Html) throw UsageError("where: --format html is only for compare");
   std::vector<reports::WhereNode> nodes;
   for (size_t i = 1; i < a.positional.size(); ++i) {
-    model::Snapshot s = model::load_snapshot(a.positional[i]);
+    model::Snapshot s = model::load_snapshot(a.positional[i], {nullptr, warn_on_stderr});
     reports::WhereNode n;
     n.label = s.node.name.empty() ? a.positional[i] : s.node.name;
     n.source = a.positional[i];

@@ -1,5 +1,7 @@
 #include "model/json.h"
 
+#include <set>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -533,6 +535,33 @@ json to_json(const Snapshot& s) {
            {{"collected", s.netfilter.collected}, {"collection", std::move(collection)}, {"tables", std::move(tables)}}},
           {"ebpf", ebpf_json(s.ebpf)},
           {"unavailable", std::move(unavailable)}};
+}
+
+namespace {
+
+void collect_unknown(const json& file, const json& known, const std::string& path, std::set<std::string>& out) {
+  if (file.is_object()) {
+    for (auto it = file.begin(); it != file.end(); ++it) {
+      const std::string p = path + "/" + it.key();
+      if (!known.is_object() || !known.contains(it.key())) {
+        out.insert(p);
+      } else {
+        collect_unknown(it.value(), known.at(it.key()), p, out);
+      }
+    }
+  } else if (file.is_array() && known.is_array()) {
+    for (size_t i = 0; i < file.size(); ++i) {
+      if (i < known.size()) collect_unknown(file[i], known[i], path + "/[]", out);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> unknown_fields(const json& file, const Snapshot& s) {
+  std::set<std::string> out;
+  collect_unknown(file, to_json(s), "", out);
+  return {out.begin(), out.end()};
 }
 
 Snapshot from_json(const json& j, const std::string& origin) {
