@@ -486,7 +486,7 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e, const model:
     m.evidence.push_back("nftables table " + n.kube_proxy_nft.tables.front() + " with " +
                          plural(n.kube_proxy_nft.services, "element", "elements") + " in its service-ips map");
   }
-  if (n.availability.usable() && kube_proxy.empty()) {
+  if (n.availability.complete() && kube_proxy.empty()) {
     std::string kubelet = n.kubelet_chains > 0
                               ? " (the " + plural(n.kubelet_chains, "KUBE-* chain", "KUBE-* chains") +
                                     " present are kubelet's or kube-proxy's housekeeping chains: KUBE-FIREWALL, KUBE-KUBELET-CANARY, "
@@ -564,11 +564,12 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e, const model:
   } else if (cilium_kpr && calico_ebpf) {
     m.id = "mixed";
     m.label = "Cilium and Calico eBPF";
-  } else if ((cilium_kpr || calico_ebpf) && !n.availability.usable()) {
-    // A replacement replaces kube-proxy: without netfilter that is not known.
+  } else if ((cilium_kpr || calico_ebpf) && !n.availability.complete()) {
+    // A replacement replaces kube-proxy: without (all of) netfilter that is not known.
     m.id = calico_ebpf ? "calico-ebpf-unconfirmed" : "cilium-kpr-unconfirmed";
     m.label = std::string(calico_ebpf ? "Calico eBPF service map" : "Cilium eBPF services") +
-              " (netfilter not seen: kube-proxy not ruled out)";
+              (n.availability.usable() ? " (netfilter not fully seen: kube-proxy not ruled out)"
+                                       : " (netfilter not seen: kube-proxy not ruled out)");
   } else if (cilium_kpr) {
     m.id = "cilium-kpr";
     m.label = "Cilium kube-proxy replacement";
