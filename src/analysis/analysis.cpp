@@ -419,11 +419,11 @@ MemlockBand memlock_band(const std::string& kernel, std::optional<bool> nobpf) {
   bool parsed = !kernel.empty() && std::sscanf(kernel.c_str(), "%u%c%u", &major, &dot, &minor) == 3 && dot == '.';
   if (!parsed) {
     b.id = "unknown";
-    b.meaning = kernel.empty() ? "kernel not recorded (an import): fdinfo memlock means pages charged to "
-                                 "RLIMIT_MEMLOCK before 5.11, an estimate from max_entries on 5.11-6.3, the map's "
-                                 "own accounting from 6.4"
-                               : "kernel \"" + kernel + "\" not understood: the meaning of fdinfo memlock is unknown";
-    b.cgroup = "where it is charged depends on the kernel (a memory cgroup since 5.11)";
+    b.meaning = std::string("not known, ") +
+                (kernel.empty() ? "the kernel is not recorded (an import)" : "kernel \"" + kernel + "\" not understood") +
+                ": pages charged to RLIMIT_MEMLOCK before 5.11, an estimate from max_entries on 5.11-6.3, the map's "
+                "own accounting from 6.4";
+    b.cgroup = "not known without the kernel (a memory cgroup since 5.11, none before)";
     return b;
   }
   const unsigned v = major * 1000 + minor;

@@ -22,14 +22,14 @@ AddressQuery parse_address_query(const std::string& text);
 struct Place {
   std::string dataplane;   // "iptables-nft", "iptables-legacy", "nftables", "cilium", "calico"
   std::string where;       // "ip nat KUBE-SERVICES #3", "map service-ips", "frontend", "backend"
+  std::string field;       // "destination", "source", "DNAT target", "map key", "map value", "frontend", "backend"
+  std::string detail;      // the rule / element / entry in short
   // The same place as separate fields (JSON): table "ip nat", chain "KUBE-SERVICES",
   // position 3; set "service-ips" for a map element; empty / 0 where not applicable.
   std::string table;
   std::string chain;
   uint32_t position = 0;
   std::string set;
-  std::string field;       // "destination", "source", "DNAT target", "map key", "map value", "frontend", "backend"
-  std::string detail;      // the rule / element / entry in short
 };
 
 std::vector<Place> find_address(const model::Snapshot& s, const AddressQuery& q);

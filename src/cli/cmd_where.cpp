@@ -58,11 +58,11 @@ int run_where(const WhereArgs& a) {
   }
   std::string text = reports::render_where(a.positional[0], nodes, format, text_options(a));
   write_report(a.output, text);
-  // Like grep: 1 when the address is programmed nowhere on some node.
+  // Like grep: 1 when the address is programmed nowhere, on none of the nodes.
   for (const auto& n : nodes) {
-    if (n.places.empty()) return kExitGateFailed;
+    if (!n.places.empty()) return kExitOk;
   }
-  return kExitOk;
+  return kExitGateFailed;
 }
 
 }  // namespace
@@ -70,7 +70,7 @@ int run_where(const WhereArgs& a) {
 void register_where(CLI::App& app, Runner& run) {
   auto args = std::make_shared<WhereArgs>();
   auto* sub = app.add_subcommand(
-      "where", "Where one service address is programmed, per node and dataplane (exit 1: programmed nowhere on some node)");
+      "where", "Where one service address is programmed, per node and dataplane (exit 1: programmed nowhere)");
   sub->add_option("address_and_snapshots", args->positional, "IP[:PORT] followed by snapshot files")->required();
   sub->add_option("--format", args->format, "text | markdown | json | csv")->capture_default_str();
   sub->add_option("-o,--output", args->output, "write the result to FILE instead of stdout");
