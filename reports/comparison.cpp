@@ -31,7 +31,11 @@ Cell Cell::unavailable(std::string reason) {
   c.text = std::move(reason);
   return c;
 }
-Cell Cell::not_collected() { return Cell{}; }
+Cell Cell::not_collected(std::string reason) {
+  Cell c;
+  c.text = std::move(reason);
+  return c;
+}
 
 std::string Cell::shown() const {
   switch (kind) {
@@ -41,7 +45,9 @@ std::string Cell::shown() const {
       return s;
     }
     case Kind::Text: return text;
-    case Kind::Unavailable: return "unavailable (" + text + ")";
+    // The reason is said once per section (section_gaps), not in every cell.
+    case Kind::Unavailable:
+      return text.rfind("not visible in this source", 0) == 0 ? "not visible in this source" : "unavailable";
     case Kind::NotCollected: return "not collected";
   }
   return {};
@@ -52,6 +58,26 @@ const Row* Comparison::find(const std::string& id) const {
     if (r.id == id) return &r;
   }
   return nullptr;
+}
+
+std::vector<SectionGap> Comparison::section_gaps() const {
+  std::vector<SectionGap> out;
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.values.size(); ++i) {
+      const Cell& v = r.values[i];
+      std::string text;
+      if (v.kind == Cell::Kind::Unavailable) {
+        text = v.text.rfind("not visible", 0) == 0 ? v.text : "unavailable: " + v.text;
+      }
+      if (v.kind == Cell::Kind::NotCollected && !v.text.empty()) text = "not collected: " + v.text;
+      if (v.kind == Cell::Kind::Number && v.incomplete) text = "incomplete: " + v.incomplete_reason;
+      if (text.empty()) continue;
+      bool seen = false;
+      for (const auto& g : out) seen = seen || (g.section == r.section && g.side == i && g.text == text);
+      if (!seen) out.push_back({r.section, i, text});
+    }
+  }
+  return out;
 }
 
 std::string human_bytes(uint64_t bytes) {
@@ -74,7 +100,7 @@ namespace {
 // show as such, never as 0.
 Cell guarded(const Availability& a, uint64_t n, std::string display = {}) {
   if (a.unavailable) return Cell::unavailable(a.reason);
-  if (!a.collected) return Cell::not_collected();
+  if (!a.collected) return Cell::not_collected(a.reason);
   Cell c = Cell::num(n, std::move(display));
   if (!a.incomplete.empty()) {
     c.incomplete = true;
@@ -84,15 +110,6 @@ Cell guarded(const Availability& a, uint64_t n, std::string display = {}) {
     }
   }
   return c;
-}
-
-// A subsection listed unavailable ("netfilter.nftables") makes its own rows
-// unavailable rather than incomplete.
-std::string sub_unavailable(const Availability& a, const std::string& section) {
-  for (const auto& i : a.incomplete) {
-    if (i.rfind(section + ":", 0) == 0 || i.rfind(section + ".", 0) == 0) return i.substr(i.find(':') + 2);
-  }
-  return {};
 }
 
 class Builder {
@@ -118,42 +135,52 @@ std::string n_of(uint64_t n, const std::string& one, const std::string& many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
+// Findings conclude only from sections read in full: a count from a partial or
+// unreadable section is never a fact to compare.
 std::vector<std::string> findings(const std::vector<NodeAnalysis>& nodes, const std::vector<Side>& sides) {
   std::vector<std::string> out;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const auto& n = nodes[i];
     const auto& nf = n.netfilter;
     const std::string& who = sides[i].label;
-    if (!nf.availability.usable()) {
-      out.push_back(who + ": netfilter was " + (nf.availability.unavailable ? "unavailable (" + nf.availability.reason + ")"
-                                                                              : "not collected") +
-                    ", so its rule counts are not known.");
+    if (!nf.availability.complete()) {
+      out.push_back(who + ": netfilter was " + nf.availability.gap() +
+                    ", so no finding is drawn from its rule counts.");
     } else if (nf.kube_svc_chains + nf.kube_sep_chains > 0) {
+      std::string service_ips = nf.service_ips_visible()
+                                    ? n_of(nf.service_ip_rules, "service-IP rule", "service-IP rules") + " in KUBE-SERVICES"
+                                    : "KUBE-SERVICES rules whose addresses are not visible in this source";
       out.push_back(who + " programs services in iptables: " + n_of(nf.kube_svc_chains, "KUBE-SVC chain", "KUBE-SVC chains") +
-                    ", " + n_of(nf.kube_sep_chains, "KUBE-SEP chain", "KUBE-SEP chains") + " and " +
-                    n_of(nf.service_ip_rules, "service-IP rule", "service-IP rules") +
-                    " in KUBE-SERVICES; a new connection walks up to " +
-                    n_of(nf.kube_services_walk, "rule", "rules") + " there, one more for every service port.");
+                    ", " + n_of(nf.kube_sep_chains, "KUBE-SEP chain", "KUBE-SEP chains") + " and " + service_ips +
+                    "; a new connection walks up to " + n_of(nf.kube_services_walk, "rule", "rules") +
+                    " there, one more for every service port.");
     } else if (nf.kube_proxy_nft.present) {
       out.push_back(who + " programs " + n_of(nf.kube_proxy_nft.services, "service port", "service ports") +
                     " in kube-proxy's nftables maps: one map lookup per new connection.");
     }
     const auto* cil = n.ebpf.lb_of("cilium");
-    if (cil && cil->frontends > 0) {
+    if (!n.ebpf.services_av.complete() && !n.ebpf.service_maps_listed.empty()) {
+      out.push_back(who + ": the eBPF service maps are listed but their entries were " + n.ebpf.services_av.gap() +
+                    ", so the services they program are not known.");
+    } else if (cil && cil->frontends > 0 && n.ebpf.services_av.complete()) {
+      std::string iptables;
+      if (nf.availability.complete() && nf.service_ips_visible() && nf.service_ip_rules == 0) {
+        iptables = " and has no service-IP rule in iptables";
+      }
       out.push_back(who + " programs " + n_of(cil->frontends, "service frontend", "service frontends") + " (" +
-                    n_of(cil->backends, "backend", "backends") + ") in Cilium's eBPF service map" +
-                    (nf.service_ip_rules == 0 ? " and has no service-IP rule in iptables" : "") +
+                    n_of(cil->backends, "backend", "backends") + ") in Cilium's eBPF service map" + iptables +
                     ": one hash lookup per new connection, whatever the number of services.");
     }
-    if (nf.availability.usable() && nf.kube_proxy_chains == 0 && nf.kubelet_chains > 0) {
+    if (nf.availability.complete() && nf.kube_proxy_chains == 0 && nf.kubelet_chains > 0) {
       out.push_back(who + "'s " + n_of(nf.kube_chains, "KUBE-* chain is", "KUBE-* chains are") +
-                    " kubelet's (KUBE-FIREWALL, KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT), not kube-proxy leftovers.");
+                    " kubelet's or kube-proxy's housekeeping chains (KUBE-FIREWALL, which both create, "
+                    "KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT), not service rules left by kube-proxy.");
     }
-    if (nf.legacy_rules > 0 && nf.iptables_nft_rules > 0) {
+    if (nf.legacy.complete() && nf.nf_tables.complete() && nf.legacy_rules > 0 && nf.iptables_nft_rules > 0) {
       out.push_back(who + " has rules in both iptables backends (" + std::to_string(nf.iptables_nft_rules) +
                     " nft, " + std::to_string(nf.legacy_rules) + " legacy): both run, check which one is stale.");
     }
-    if (n.ebpf.availability.usable() && n.ebpf.memlock_bytes > 0) {
+    if (n.ebpf.memory_av.complete() && n.ebpf.memlock_bytes > 0) {
       std::string top;
       uint64_t best = 0;
       for (const auto& [o, st] : n.ebpf.owners) {
@@ -162,14 +189,15 @@ std::vector<std::string> findings(const std::vector<NodeAnalysis>& nodes, const 
           top = o;
         }
       }
-      out.push_back(who + " holds " + human_bytes(n.ebpf.memlock_bytes) + " of eBPF kernel memory (" +
-                    human_bytes(best) + " " + top + "'s); kubectl top does not show it.");
+      out.push_back(who + " holds " + human_bytes(n.ebpf.memlock_bytes) + " of eBPF memory by fdinfo memlock (" +
+                    human_bytes(best) + " " + top + "'s). What the figure is: " + n.ebpf.memlock.meaning +
+                    ". Where it is charged: " + n.ebpf.memlock.cgroup + ".");
     }
   }
   if (nodes.size() >= 2) {
     const auto& a = nodes[0].netfilter;
     const auto& b = nodes[1].netfilter;
-    if (a.availability.usable() && b.availability.usable() && a.iptables_rules != b.iptables_rules) {
+    if (a.availability.complete() && b.availability.complete() && a.iptables_rules != b.iptables_rules) {
       int64_t d = static_cast<int64_t>(b.iptables_rules) - static_cast<int64_t>(a.iptables_rules);
       out.push_back("iptables rules: " + std::to_string(a.iptables_rules) + " on " + sides[0].label + ", " +
                     std::to_string(b.iptables_rules) + " on " + sides[1].label + " (" + (d > 0 ? "+" : "") +
@@ -195,6 +223,11 @@ Comparison compare(const std::vector<SideInput>& inputs) {
     side.mode_label = a.mode.label;
     side.evidence = a.mode.evidence;
     for (const auto& u : in.snapshot->unavailable) side.unavailable.push_back(u.section + ": " + u.reason);
+    side.memlock_band = a.ebpf.memlock.id;
+    if (a.ebpf.availability.usable()) {
+      side.memory_notes.push_back("fdinfo memlock on this kernel: " + a.ebpf.memlock.meaning);
+      side.memory_notes.push_back("memory cgroup: " + a.ebpf.memlock.cgroup);
+    }
     for (size_t i = 0; i < a.ebpf.fullest_maps.size() && i < 5; ++i) {
       const auto& m = a.ebpf.fullest_maps[i];
       char pct[32];
@@ -209,9 +242,15 @@ Comparison compare(const std::vector<SideInput>& inputs) {
   auto nf = [](auto get) {
     return [get](const NodeAnalysis& n) { return guarded(n.netfilter.availability, get(n.netfilter)); };
   };
-  auto eb = [](auto get) {
-    return [get](const NodeAnalysis& n) { return guarded(n.ebpf.availability, get(n.ebpf)); };
+  // Each row is guarded by the part of its section its facts come from.
+  auto nf_part = [](analysis::Availability analysis::NetfilterAnalysis::*part, auto get) {
+    return [part, get](const NodeAnalysis& n) { return guarded(n.netfilter.*part, get(n.netfilter)); };
   };
+  auto eb = [](analysis::Availability analysis::EbpfAnalysis::*part, auto get) {
+    return [part, get](const NodeAnalysis& n) { return guarded(n.ebpf.*part, get(n.ebpf)); };
+  };
+  using NA = analysis::NetfilterAnalysis;
+  using EA = analysis::EbpfAnalysis;
 
   // ---- node
   b.add("node.name", "node", "node", [](const NodeAnalysis& n) { return Cell::str(n.node.empty() ? "-" : n.node); });
@@ -227,18 +266,14 @@ Comparison compare(const std::vector<SideInput>& inputs) {
     return [d](const NodeAnalysis& n) {
       const auto* l = n.ebpf.lb_of(d);
       if (l && !l->decoded) return Cell::unavailable("service map not decoded: " + l->note);
-      return guarded(n.ebpf.availability, l ? l->frontends : 0);
+      return guarded(n.ebpf.services_av, l ? l->frontends : 0);
     };
   };
   b.add("services.iptables", "services", "iptables: service-IP rules (KUBE-SERVICES)",
-        nf([](const auto& x) { return x.service_ip_rules; }), "one per ClusterIP/external IP and port");
-  b.add(
-      "services.nftables", "services", "nftables: kube-proxy service-ips elements",
-      [](const NodeAnalysis& n) {
-        std::string sub = sub_unavailable(n.netfilter.availability, "netfilter.nftables");
-        if (!sub.empty()) return Cell::unavailable(sub);
-        return guarded(n.netfilter.availability, n.netfilter.kube_proxy_nft.services);
-      });
+        [](const NodeAnalysis& n) { return guarded(n.netfilter.service_ips_av(), n.netfilter.service_ip_rules); },
+        "one per ClusterIP/external IP and port");
+  b.add("services.nftables", "services", "nftables: kube-proxy service-ips elements",
+        nf_part(&NA::nf_tables, [](const auto& x) { return x.kube_proxy_nft.services; }));
   b.add("services.cilium", "services", "Cilium eBPF: service frontends", lb_frontends("cilium"));
   b.add("services.calico", "services", "Calico eBPF: service frontends", lb_frontends("calico"));
   b.add("lookup.kube_services_walk", "services", "KUBE-SERVICES rules walked per new connection",
@@ -251,6 +286,7 @@ Comparison compare(const std::vector<SideInput>& inputs) {
     if (n.mode.id == "kube-proxy-ipvs") return Cell::str("ipset + IPVS hash");
     if (n.mode.id == "kube-proxy-nftables") return Cell::str("1 nft map lookup");
     if (n.mode.id == "cilium-kpr" || n.mode.id == "calico-ebpf") return Cell::str("1 eBPF hash lookup");
+    if (n.mode.id.find("unconfirmed") != std::string::npos) return Cell::str("unknown (see mode evidence)");
     return Cell::str("-");
   });
 
@@ -260,14 +296,14 @@ Comparison compare(const std::vector<SideInput>& inputs) {
   b.add("netfilter.chains.kube", "netfilter", "KUBE-* chains", nf([](const auto& x) { return x.kube_chains; }),
         "counted once per table, as iptables-save lists them", true);
   b.add("netfilter.chains.kube_svc", "netfilter", "KUBE-SVC service chains",
-        nf([](const auto& x) { return x.kube_svc_chains; }), "one per service port", true);
+        nf([](const auto& x) { return x.kube_svc_chains; }), "one per service port with endpoints", true);
   b.add("netfilter.chains.kube_sep", "netfilter", "KUBE-SEP endpoint chains",
-        nf([](const auto& x) { return x.kube_sep_chains; }), "one per endpoint", true);
+        nf([](const auto& x) { return x.kube_sep_chains; }), "one per (service port, endpoint)", true);
   b.add(
       "netfilter.service_ip_rules", "netfilter", "service-IP rules in KUBE-SERVICES",
       [](const NodeAnalysis& n) {
         const auto& x = n.netfilter;
-        return guarded(x.availability, x.service_ip_rules, presence(x.service_ip_rules));
+        return guarded(x.service_ips_av(), x.service_ip_rules, presence(x.service_ip_rules));
       },
       "rules whose destination is one address (/32, /128)", true);
   b.add("netfilter.chains.cilium", "netfilter", "CILIUM_* chains", nf([](const auto& x) { return x.cilium_chains; }),
@@ -276,14 +312,16 @@ Comparison compare(const std::vector<SideInput>& inputs) {
         "iptables (both backends) + native nftables");
   b.add("netfilter.chains.kube_proxy", "netfilter", "KUBE-* chains owned by kube-proxy",
         nf([](const auto& x) { return x.kube_proxy_chains; }));
-  b.add("netfilter.chains.kubelet", "netfilter", "KUBE-* chains owned by kubelet",
-        nf([](const auto& x) { return x.kubelet_chains; }), "KUBE-FIREWALL, KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT");
+  b.add("netfilter.chains.kubelet", "netfilter", "KUBE-* chains owned by kubelet or kube-proxy",
+        nf([](const auto& x) { return x.kubelet_chains; }),
+        "KUBE-FIREWALL (both create it), KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT; not service rules");
   b.add("netfilter.chains.calico", "netfilter", "cali-* chains", nf([](const auto& x) { return x.calico_chains; }));
   b.add("netfilter.rules.iptables_nft", "netfilter", "rules, iptables-nft backend",
-        nf([](const auto& x) { return x.iptables_nft_rules; }));
+        nf_part(&NA::nf_tables, [](const auto& x) { return x.iptables_nft_rules; }));
   b.add("netfilter.rules.iptables_legacy", "netfilter", "rules, iptables-legacy backend",
-        nf([](const auto& x) { return x.legacy_rules; }));
-  b.add("netfilter.rules.nftables", "netfilter", "rules, native nftables", nf([](const auto& x) { return x.nftables_rules; }));
+        nf_part(&NA::legacy, [](const auto& x) { return x.legacy_rules; }));
+  b.add("netfilter.rules.nftables", "netfilter", "rules, native nftables",
+        nf_part(&NA::nf_tables, [](const auto& x) { return x.nftables_rules; }));
 
   // ---- per table, union over sides in first-seen order
   std::vector<std::string> table_keys;
@@ -295,11 +333,13 @@ Comparison compare(const std::vector<SideInput>& inputs) {
   for (const auto& key : table_keys) {
     std::string id_key = key;
     std::replace(id_key.begin(), id_key.end(), ' ', '.');
-    b.add("netfilter.table." + id_key + ".rules", "netfilter.tables", "rules in " + key, [key](const NodeAnalysis& n) {
+    const bool legacy = key.rfind("iptables-legacy ", 0) == 0;
+    b.add("netfilter.table." + id_key + ".rules", "netfilter.tables", "rules in " + key, [key, legacy](const NodeAnalysis& n) {
+      const auto& part = legacy ? n.netfilter.legacy : n.netfilter.nf_tables;
       for (const auto& t : n.netfilter.tables) {
-        if (t.key() == key) return guarded(n.netfilter.availability, t.rules);
+        if (t.key() == key) return guarded(part, t.rules);
       }
-      return guarded(n.netfilter.availability, 0);
+      return guarded(part, 0);
     });
   }
 
@@ -343,11 +383,7 @@ Comparison compare(const std::vector<SideInput>& inputs) {
 
   // ---- kube-proxy nftables mode
   auto kpn = [](auto get) {
-    return [get](const NodeAnalysis& n) {
-      std::string sub = sub_unavailable(n.netfilter.availability, "netfilter.nftables");
-      if (!sub.empty()) return Cell::unavailable(sub);
-      return guarded(n.netfilter.availability, get(n.netfilter.kube_proxy_nft));
-    };
+    return [get](const NodeAnalysis& n) { return guarded(n.netfilter.nf_tables, get(n.netfilter.kube_proxy_nft)); };
   };
   b.add("nftables.kube_proxy.services", "nftables", "kube-proxy nftables: service-ips elements",
         kpn([](const auto& k) { return k.services; }), "one per service port (table ip/ip6 kube-proxy)");
@@ -364,14 +400,25 @@ Comparison compare(const std::vector<SideInput>& inputs) {
   b.add("nftables.kube_proxy.rules", "nftables", "kube-proxy nftables: rules", kpn([](const auto& k) { return k.rules; }));
 
   // ---- eBPF
-  b.add("ebpf.programs", "ebpf", "eBPF programs", eb([](const auto& e) { return e.programs; }));
-  b.add("ebpf.maps", "ebpf", "eBPF maps", eb([](const auto& e) { return e.maps; }));
+  b.add("ebpf.programs", "ebpf", "eBPF programs", eb(&EA::programs_av, [](const auto& e) { return e.programs; }));
+  b.add("ebpf.maps", "ebpf", "eBPF maps", eb(&EA::maps_av, [](const auto& e) { return e.maps; }));
   b.add(
-      "ebpf.memlock_bytes", "ebpf", "eBPF kernel memory (memlock)",
+      "ebpf.memlock_bytes", "ebpf", "eBPF memory (fdinfo memlock)",
       [](const NodeAnalysis& n) {
-        return guarded(n.ebpf.availability, n.ebpf.memlock_bytes, human_bytes(n.ebpf.memlock_bytes));
+        return guarded(n.ebpf.memory_av, n.ebpf.memlock_bytes, human_bytes(n.ebpf.memlock_bytes));
       },
-      "programs + maps; not seen by kubectl top");
+      "programs + maps; what it measures depends on the kernel (next row, and the memory notes)");
+  b.add(
+      "ebpf.memlock_band", "ebpf", "  fdinfo memlock on this kernel",
+      [](const NodeAnalysis& n) {
+        if (!n.ebpf.memory_av.usable()) return guarded(n.ebpf.memory_av, 0);
+        const std::string& id = n.ebpf.memlock.id;
+        return Cell::str(id == "rlimit-pages"    ? "RLIMIT_MEMLOCK pages (<5.11)"
+                         : id == "estimate"      ? "max_entries estimate (5.11-6.3)"
+                         : id == "map-mem-usage" ? "map_mem_usage (>=6.4)"
+                                                 : "unknown kernel");
+      },
+      "<5.11 pages charged to RLIMIT_MEMLOCK; 5.11-6.3 an estimate from max_entries; >=6.4 the map's own accounting");
   std::set<std::string> owners;
   for (const auto& n : nodes) {
     for (const auto& [o, _] : n.ebpf.owners) owners.insert(o);
@@ -380,34 +427,35 @@ Comparison compare(const std::vector<SideInput>& inputs) {
     b.add("ebpf.memlock_bytes." + o, "ebpf", "  memlock owned by " + o, [o](const NodeAnalysis& n) {
       auto it = n.ebpf.owners.find(o);
       uint64_t v = it == n.ebpf.owners.end() ? 0 : it->second.memlock_bytes;
-      return guarded(n.ebpf.availability, v, human_bytes(v));
+      return guarded(n.ebpf.memory_av, v, human_bytes(v));
     });
   }
   for (const auto& o : owners) {
     b.add("ebpf.programs." + o, "ebpf", "  programs owned by " + o, [o](const NodeAnalysis& n) {
       auto it = n.ebpf.owners.find(o);
-      return guarded(n.ebpf.availability, it == n.ebpf.owners.end() ? 0 : it->second.programs);
+      return guarded(n.ebpf.programs_av, it == n.ebpf.owners.end() ? 0 : it->second.programs);
     });
     b.add("ebpf.maps." + o, "ebpf", "  maps owned by " + o, [o](const NodeAnalysis& n) {
       auto it = n.ebpf.owners.find(o);
-      return guarded(n.ebpf.availability, it == n.ebpf.owners.end() ? 0 : it->second.maps);
+      return guarded(n.ebpf.maps_av, it == n.ebpf.owners.end() ? 0 : it->second.maps);
     });
   }
   auto keyed_rows = [&](const std::string& prefix, const std::string& label,
-                        std::map<std::string, uint64_t> analysis::EbpfAnalysis::*field) {
+                        std::map<std::string, uint64_t> analysis::EbpfAnalysis::*field,
+                        analysis::Availability analysis::EbpfAnalysis::*part) {
     std::set<std::string> keys;
     for (const auto& n : nodes) {
       for (const auto& [k, _] : n.ebpf.*field) keys.insert(k);
     }
     for (const auto& k : keys) {
-      b.add(prefix + k, "ebpf", label + k, [k, field](const NodeAnalysis& n) {
+      b.add(prefix + k, "ebpf", label + k, [k, field, part](const NodeAnalysis& n) {
         auto it = (n.ebpf.*field).find(k);
-        return guarded(n.ebpf.availability, it == (n.ebpf.*field).end() ? 0 : it->second);
+        return guarded(n.ebpf.*part, it == (n.ebpf.*field).end() ? 0 : it->second);
       });
     }
   };
-  keyed_rows("ebpf.programs.type.", "  programs of type ", &analysis::EbpfAnalysis::programs_by_type);
-  keyed_rows("ebpf.attachments.", "  attachments: ", &analysis::EbpfAnalysis::attachments_by_kind);
+  keyed_rows("ebpf.programs.type.", "  programs of type ", &EA::programs_by_type, &EA::programs_av);
+  keyed_rows("ebpf.attachments.", "  attachments: ", &EA::attachments_by_kind, &EA::attachments_av);
   for (const char* dp : {"cilium", "calico"}) {
     std::string d = dp;
     auto lb = [d](bool backends) {
@@ -415,7 +463,7 @@ Comparison compare(const std::vector<SideInput>& inputs) {
         const auto* l = n.ebpf.lb_of(d);
         if (l && !l->decoded) return Cell::unavailable("service map not decoded: " + l->note);
         uint64_t v = !l ? 0 : backends ? l->backends : l->frontends;
-        return guarded(n.ebpf.availability, v);
+        return guarded(n.ebpf.services_av, v);
       };
     };
     std::string name = d == "cilium" ? "Cilium" : "Calico";

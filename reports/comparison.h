@@ -17,8 +17,10 @@ struct Cell {
   enum class Kind {
     Number,        // `number`; `display` may give a friendlier text ("present (5)", "330.7 MiB")
     Text,          // `text`
-    Unavailable,   // the section was listed in Snapshot::unavailable: `text` holds the reason
-    NotCollected,  // the input did not contain this section (e.g. an iptables-save import has no eBPF)
+    Unavailable,   // the section was listed in Snapshot::unavailable (or its facts are not visible in
+                   // this source): `text` holds the reason, said once per section by the renderers
+    NotCollected,  // the input did not contain this section (e.g. an iptables-save import has no eBPF);
+                   // `text` may say why ("not imported: ...")
   };
   Kind kind = Kind::NotCollected;
   uint64_t number = 0;
@@ -30,7 +32,7 @@ struct Cell {
   static Cell num(uint64_t n, std::string display = {});
   static Cell str(std::string s);
   static Cell unavailable(std::string reason);
-  static Cell not_collected();
+  static Cell not_collected(std::string reason = {});
   // What a text renderer shows (no escaping applied).
   std::string shown() const;
 };
@@ -53,6 +55,9 @@ struct Side {
   std::vector<std::string> evidence;
   std::vector<std::string> unavailable;  // "section: reason"
   std::vector<std::string> fullest_maps; // "cilium_lb4_serv (hash, cilium): 16 / 65536 entries (0.02%)"
+  // What fdinfo memlock means on this side's kernel, and where it is charged.
+  std::string memlock_band;              // analysis::MemlockBand::id
+  std::vector<std::string> memory_notes;
 };
 
 // One side's scale model (reports/scale_report.h): rules fitted from its own
@@ -68,12 +73,22 @@ struct ScaleSide {
   uint64_t lb_backends = 0;
 };
 
+// A reason some cells of one section carry, said once: "netfilter: unavailable (EPERM ...)".
+struct SectionGap {
+  std::string section;   // Row::section
+  size_t side = 0;
+  std::string text;
+};
+
 struct Comparison {
   std::vector<Side> sides;
   std::vector<Row> rows;
   std::vector<std::string> findings;     // plain sentences
   std::vector<ScaleSide> scale;          // one per side when filled (the HTML scale chart); else empty
   const Row* find(const std::string& id) const;
+  // The distinct reasons of the unavailable / not collected cells, per section
+  // and side, in row order.
+  std::vector<SectionGap> section_gaps() const;
 };
 
 struct SideInput {

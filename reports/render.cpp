@@ -72,15 +72,8 @@ std::vector<std::pair<std::string, std::vector<const Row*>>> by_section(const Co
   return out;
 }
 
-std::string cell_note(const Row& r) {
-  std::string note = r.note;
-  for (const auto& v : r.values) {
-    if (v.incomplete && note.find(v.incomplete_reason) == std::string::npos) {
-      note += (note.empty() ? "" : "; ") + std::string("incomplete: ") + v.incomplete_reason;
-    }
-  }
-  return note;
-}
+// Why a cell is incomplete is said once per section (Comparison::section_gaps).
+std::string cell_note(const Row& r) { return r.note; }
 
 }  // namespace
 
@@ -175,6 +168,7 @@ std::string render_text(const Comparison& c, const TextOptions& opt) {
   for (size_t i = 0; i < n; ++i) {
     out += "  [" + std::to_string(i + 1) + "] " + heads[i] + ": " + escape_text(c.sides[i].source) + "\n";
   }
+  const std::vector<SectionGap> gaps = c.section_gaps();
   for (const auto& [section, rows] : by_section(c)) {
     out += "\n" + bold + section_title(section) + reset + "\n";
     const Layout l = per_section ? layout(rows) : whole;
@@ -202,12 +196,25 @@ std::string render_text(const Comparison& c, const TextOptions& opt) {
         out += line + "\n";
       }
     }
+    for (const auto& g : gaps) {
+      if (g.section == section) out += "  " + dim + "[" + std::to_string(g.side + 1) + "] " + heads[g.side] + ": " + escape_text(g.text) + reset + "\n";
+    }
   }
   out += "\n" + bold + "Detected mode and evidence" + reset + "\n";
   for (const auto& s : c.sides) {
     out += "  " + escape_text(s.label) + ": " + escape_text(s.mode_label) + "\n";
     for (const auto& e : s.evidence) out += "    - " + escape_text(e) + "\n";
     for (const auto& u : s.unavailable) out += "    - unavailable: " + escape_text(u) + "\n";
+  }
+  bool any_memory = false;
+  for (const auto& s : c.sides) any_memory = any_memory || !s.memory_notes.empty();
+  if (any_memory) {
+    out += "\n" + bold + "eBPF memory: what fdinfo memlock measures" + reset + "\n";
+    for (const auto& s : c.sides) {
+      if (s.memory_notes.empty()) continue;
+      out += "  " + escape_text(s.label) + "\n";
+      for (const auto& m : s.memory_notes) out += "    - " + escape_text(m) + "\n";
+    }
   }
   bool any_fill = false;
   for (const auto& s : c.sides) any_fill = any_fill || !s.fullest_maps.empty();
@@ -247,12 +254,18 @@ std::string render_markdown(const Comparison& c) {
       for (const auto& v : r->values) out += " " + escape_markdown(v.shown()) + " |";
       out += " " + escape_markdown(cell_note(*r)) + " |\n";
     }
+    std::string gap_lines;
+    for (const auto& g : c.section_gaps()) {
+      if (g.section == section) gap_lines += "- " + escape_markdown(c.sides[g.side].label) + ": " + escape_markdown(g.text) + "\n";
+    }
+    if (!gap_lines.empty()) out += "\n" + gap_lines;
   }
   out += "\n## Detected mode and evidence\n\n";
   for (const auto& s : c.sides) {
     out += "- **" + escape_markdown(s.label) + "**: " + escape_markdown(s.mode_label) + "\n";
     for (const auto& e : s.evidence) out += "  - " + escape_markdown(e) + "\n";
     for (const auto& u : s.unavailable) out += "  - unavailable: " + escape_markdown(u) + "\n";
+    for (const auto& m : s.memory_notes) out += "  - eBPF memory: " + escape_markdown(m) + "\n";
   }
   bool any_fill = false;
   for (const auto& s : c.sides) any_fill = any_fill || !s.fullest_maps.empty();
@@ -283,7 +296,9 @@ nlohmann::json to_json(const Comparison& c) {
                      {"mode_label", s.mode_label},
                      {"evidence", s.evidence},
                      {"unavailable", s.unavailable},
-                     {"fullest_maps", s.fullest_maps}});
+                     {"fullest_maps", s.fullest_maps},
+                     {"memlock_band", s.memlock_band},
+                     {"memory_notes", s.memory_notes}});
   }
   json rows = json::array();
   for (const auto& r : c.rows) {
@@ -298,8 +313,15 @@ nlohmann::json to_json(const Comparison& c) {
           }
           break;
         case Cell::Kind::Text: values.push_back(v.text); break;
-        case Cell::Kind::Unavailable: values.push_back({{"unavailable", v.text}}); break;
-        case Cell::Kind::NotCollected: values.push_back(nullptr); break;
+        // No number for what was not read: "value" is null and the reason says why.
+        case Cell::Kind::Unavailable: values.push_back({{"value", nullptr}, {"unavailable", v.text}}); break;
+        case Cell::Kind::NotCollected:
+          if (v.text.empty()) {
+            values.push_back(nullptr);
+          } else {
+            values.push_back({{"value", nullptr}, {"not_collected", v.text}});
+          }
+          break;
       }
     }
     json row = {{"id", r.id}, {"section", r.section}, {"label", r.label}, {"values", std::move(values)}};
@@ -325,6 +347,8 @@ std::string render_csv(const Comparison& c) {
   std::string out = "\"id\",\"section\",\"label\"";
   for (const auto& s : c.sides) out += "," + escape_csv(s.label);
   out += ",\"note\"\r\n";
+  const std::vector<SectionGap> gaps = c.section_gaps();
+  std::vector<std::string> sections_done;
   for (const auto& r : c.rows) {
     out += escape_csv(r.id) + "," + escape_csv(r.section) + "," + escape_csv(r.label);
     for (const auto& v : r.values) {
@@ -332,12 +356,20 @@ std::string render_csv(const Comparison& c) {
         out += "," + std::to_string(v.number);
       } else {
         std::string s = v.shown();
-        // A spreadsheet must not read node text as a formula.
-        if (!s.empty() && std::string_view("=+-@").find(s.front()) != std::string_view::npos) s = "'" + s;
+        // A spreadsheet must not read node text as a formula; a lone "-" is no formula.
+        if (!s.empty() && s != "-" && std::string_view("=+-@").find(s.front()) != std::string_view::npos) s = "'" + s;
         out += "," + escape_csv(s);
       }
     }
-    out += "," + escape_csv(cell_note(r)) + "\r\n";
+    // The reasons of a section's unavailable cells, once, in its first row's note.
+    std::string note = cell_note(r);
+    if (std::find(sections_done.begin(), sections_done.end(), r.section) == sections_done.end()) {
+      sections_done.push_back(r.section);
+      for (const auto& g : gaps) {
+        if (g.section == r.section) note += (note.empty() ? "" : "; ") + c.sides[g.side].label + ": " + g.text;
+      }
+    }
+    out += "," + escape_csv(note) + "\r\n";
   }
   return out;
 }

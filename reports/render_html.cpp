@@ -67,7 +67,8 @@ std::string render_html(const Comparison& c) {
   out += "<h2>Charts</h2>\n";
   out += bar_chart("Rules by chain family (iptables)", series_of(c, "netfilter.family.", ".rules", true), c.sides, false);
   std::vector<Series> mem = series_of(c, "ebpf.memlock_bytes.", "", true);
-  out += bar_chart("eBPF kernel memory by owner (not seen by kubectl top)", mem, c.sides, true);
+  out += bar_chart("eBPF memory by owner (fdinfo memlock; its meaning per kernel is in the memory notes)", mem, c.sides,
+                   true);
   out += resident_cost_charts_html(c);
   out += bar_chart("Services programmed per dataplane", series_of(c, "services.", "", false), c.sides, false);
   if (!c.scale.empty()) out += "<h3>Scale projection</h3>\n" + scale_charts_html(c.scale, c.sides);
@@ -84,6 +85,11 @@ std::string render_html(const Comparison& c) {
       out += "<td class=\"note\">" + escape_html(r.note) + "</td></tr>\n";
     }
     out += "</table>\n";
+    std::string gaps;
+    for (const auto& g : c.section_gaps()) {
+      if (g.section == sec) gaps += "<li class=\"unavail\">" + escape_html(c.sides[g.side].label) + ": " + escape_html(g.text) + "</li>\n";
+    }
+    if (!gaps.empty()) out += "<ul>\n" + gaps + "</ul>\n";
   }
   out += "<h2>Detected mode and evidence</h2>\n";
   for (const auto& s : c.sides) {
@@ -91,6 +97,7 @@ std::string render_html(const Comparison& c) {
     for (const auto& e : s.evidence) out += "<li>" + escape_html(e) + "</li>\n";
     for (const auto& u : s.unavailable) out += "<li class=\"unavail\">unavailable: " + escape_html(u) + "</li>\n";
     for (const auto& m : s.fullest_maps) out += "<li>map fill: " + escape_html(m) + "</li>\n";
+    for (const auto& m : s.memory_notes) out += "<li>eBPF memory: " + escape_html(m) + "</li>\n";
     out += "</ul>\n";
   }
   out += "</body>\n</html>\n";

@@ -63,8 +63,11 @@ std::string now_text(const analysis::ScaleModel& m) {
 }
 
 std::string ebpf_sentence(const analysis::ScaleModel& m) {
-  return "service map " + std::to_string(m.lb_slots_used) + " / " + std::to_string(m.lb_slots_max) +
-         " slots (one per frontend + one per backend); map memory " + human_bytes(m.map_memlock_bytes) +
+  const std::string used = m.lb_slots_known ? std::to_string(m.lb_slots_used) : "(entries not counted)";
+  const std::string memory = m.map_memlock_known ? human_bytes(m.map_memlock_bytes) + " (fdinfo memlock)"
+                                                 : "not known (the map list is incomplete)";
+  return "service map " + used + " / " + std::to_string(m.lb_slots_max) +
+         " slots (one per frontend + one per backend); map memory " + memory +
          ", fixed by max_entries, not by the number of services; one hash lookup per new connection";
 }
 
@@ -253,9 +256,11 @@ std::string render_scale_json(const std::vector<ScaleSide>& sides, uint64_t serv
       node["why_not"] = m.why_not;
     }
     if (m.has_lb_map) {
-      node["ebpf"] = {{"lb_slots_used", m.lb_slots_used},
+      // null, never 0, for what was not counted.
+      node["ebpf"] = {{"lb_slots_used", m.lb_slots_known ? nlohmann::json(m.lb_slots_used) : nlohmann::json(nullptr)},
                       {"lb_slots_max", m.lb_slots_max},
-                      {"map_memlock_bytes", m.map_memlock_bytes}};
+                      {"map_memlock_bytes",
+                       m.map_memlock_known ? nlohmann::json(m.map_memlock_bytes) : nlohmann::json(nullptr)}};
     }
     out["nodes"].push_back(node);
   }

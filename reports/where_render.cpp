@@ -14,9 +14,18 @@ std::string render_where(const std::string& query, const std::vector<WhereNode>&
     for (const auto& n : nodes) {
       nlohmann::json places = nlohmann::json::array();
       for (const auto& p : n.places) {
-        places.push_back({{"dataplane", p.dataplane}, {"where", p.where}, {"field", p.field}, {"detail", p.detail}});
+        nlohmann::json place = {{"dataplane", p.dataplane}, {"where", p.where}, {"field", p.field}, {"detail", p.detail}};
+        if (!p.table.empty()) place["table"] = p.table;
+        if (!p.chain.empty()) place["chain"] = p.chain;
+        if (p.position) place["position"] = p.position;
+        if (!p.set.empty()) place["set"] = p.set;
+        places.push_back(std::move(place));
       }
-      jn.push_back({{"node", n.label}, {"source", n.source}, {"places", places}, {"not_searched", n.not_searched}});
+      jn.push_back({{"node", n.label},
+                    {"source", n.source},
+                    {"found", !n.places.empty()},
+                    {"places", places},
+                    {"not_searched", n.not_searched}});
     }
     return nlohmann::json{{"schema", "dpscope.where/v1"}, {"query", query}, {"nodes", jn}}.dump(2, ' ', true) + "\n";
   }
@@ -35,7 +44,10 @@ std::string render_where(const std::string& query, const std::vector<WhereNode>&
   std::string out = md ? "## dpscope where " + esc(query) + "\n" : "dpscope where " + esc(query) + "\n";
   for (const auto& n : nodes) {
     out += md ? "\n### " + esc(n.label) + "\n\n" : "\n" + esc(n.label) + " (" + esc(n.source) + ")\n";
-    if (n.places.empty()) out += md ? "- programmed nowhere\n" : "  programmed nowhere\n";
+    if (n.places.empty()) {
+      const std::string nowhere = n.not_searched.empty() ? "programmed nowhere" : "programmed nowhere that was searched";
+      out += md ? "- " + nowhere + "\n" : "  " + nowhere + "\n";
+    }
     if (md && !n.places.empty()) out += "| dataplane | where | field | detail |\n|---|---|---|---|\n";
     for (const auto& p : n.places) {
       if (md) {

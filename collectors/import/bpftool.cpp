@@ -1,9 +1,12 @@
 #include "collectors/import/bpftool.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <ctime>
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "collectors/bpf/lb.h"
 #include "model/json.h"
 #include "util/error.h"
 
@@ -250,6 +253,70 @@ std::vector<model::BpfAttachment> parse_bpftool_net(std::string_view text, const
   return out;
 }
 
+namespace {
+
+// ["0x0a", "0x60", ...] -> bytes.
+bool hex_bytes(const json& a, std::vector<uint8_t>& out) {
+  if (!a.is_array()) return false;
+  for (const auto& b : a) {
+    if (!b.is_string()) return false;
+    const std::string& t = b.get_ref<const std::string&>();
+    if (t.size() < 3 || t.size() > 4 || t[0] != '0' || (t[1] != 'x' && t[1] != 'X')) return false;
+    char* end = nullptr;
+    const unsigned long v = std::strtoul(t.c_str() + 2, &end, 16);
+    if (*end != '\0' || v > 255) return false;
+    out.push_back(static_cast<uint8_t>(v));
+  }
+  return true;
+}
+
+}  // namespace
+
+bpf::MapEntries parse_bpftool_map_dump(std::string_view text, const std::string& origin) {
+  Doc doc(text, origin, "bpftool -j map dump");
+  bpf::MapEntries out;
+  for (size_t i = 0; i < doc.root().size(); ++i) {
+    const json& o = doc.object(i);
+    if (o.contains("values")) doc.fail(i, "a per-CPU map's \"values\": no service map is per-CPU");
+    if (!o.contains("key") || !o.contains("value")) {
+      doc.fail(i, o.contains("formatted")
+                      ? "entry has only \"formatted\" (BTF) data; dpscope decodes the raw bytes that `bpftool -j map "
+                        "dump` prints as \"key\" / \"value\""
+                      : "missing \"key\" or \"value\"");
+    }
+    std::vector<uint8_t> key, value;
+    if (!hex_bytes(o["key"], key)) doc.fail(i, "\"key\" is not an array of hex bytes (\"0x0a\"): " + o["key"].dump());
+    if (!hex_bytes(o["value"], value)) {
+      doc.fail(i, "\"value\" is not an array of hex bytes (\"0x0a\"): " + o["value"].dump());
+    }
+    if (i == 0) {
+      out.key_size = static_cast<uint32_t>(key.size());
+      out.value_stride = static_cast<uint32_t>(value.size());
+    }
+    if (key.size() != out.key_size || value.size() != out.value_stride) {
+      doc.fail(i, "entry of " + std::to_string(key.size()) + "/" + std::to_string(value.size()) +
+                      " bytes where the first one had " + std::to_string(out.key_size) + "/" +
+                      std::to_string(out.value_stride));
+    }
+    out.keys.insert(out.keys.end(), key.begin(), key.end());
+    out.values.insert(out.values.end(), value.begin(), value.end());
+    out.count += 1;
+  }
+  out.complete = true;
+  return out;
+}
+
+void BpftoolImport::add_map_dump(const std::string& arg) {
+  const auto eq = arg.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size()) {
+    throw UsageError("--bpftool-map-dump " + arg + ": expected MAP=FILE, MAP a pin path or a map name, e.g. " +
+                     "--bpftool-map-dump /sys/fs/bpf/tc/globals/cilium_lb4_services_v2=lb4-services.json");
+  }
+  const std::string path = arg.substr(eq + 1);
+  dumps_.push_back({arg.substr(0, eq), origin_of(path), parse_bpftool_map_dump(model::read_file(path), origin_of(path))});
+  inputs_.push_back(path);
+}
+
 void BpftoolImport::add_progs(const std::string& path) {
   auto progs = parse_bpftool_progs(model::read_file(path), origin_of(path));
   for (auto& p : progs) ebpf_.programs.push_back(std::move(p));
@@ -280,8 +347,60 @@ void BpftoolImport::finish(model::Snapshot& snapshot) {
       if (p.id == a.prog_id) a.prog_name = p.name;
     }
   }
+  // Map dumps: matched to the listed map they name, counted, and decoded with
+  // the listed service maps by the live collector's decoders.
+  std::vector<bpf::DumpedMap> service_maps;
+  std::vector<bool> dump_used(dumps_.size(), false);
+  auto base = [](const std::string& p) { return p.substr(p.rfind('/') == std::string::npos ? 0 : p.rfind('/') + 1); };
+  for (auto& m : ebpf_.maps) {
+    const bool wanted = bpf::cilium::wants(m) || bpf::calico::wants(m);
+    bpf::MapEntries entries;
+    entries.note = "not imported: no --bpftool-map-dump for this map";
+    bool dumped = false;
+    for (size_t d = 0; d < dumps_.size() && !dumped; ++d) {
+      const std::string& want = dumps_[d].map;
+      const bool by_pin = std::find(m.pinned.begin(), m.pinned.end(), want) != m.pinned.end();
+      const std::string name = base(want);
+      const bool by_name = m.pinned.empty() && (name == m.name || name.substr(0, 15) == m.name) &&
+                           dumps_[d].entries.count > 0 && dumps_[d].entries.key_size == m.key_size &&
+                           dumps_[d].entries.value_stride == m.value_size;
+      const bool empty_by_name = m.pinned.empty() && dumps_[d].entries.count == 0 && (name == m.name || name.substr(0, 15) == m.name);
+      if (!dump_used[d] && (by_pin || by_name || empty_by_name)) {
+        dump_used[d] = true;
+        dumped = true;
+        entries = dumps_[d].entries;
+        m.entries = entries.count;
+        m.entries_note.clear();
+      }
+    }
+    if (wanted) service_maps.push_back({m, std::move(entries)});
+  }
+  for (size_t d = 0; d < dumps_.size(); ++d) {
+    if (!dump_used[d]) {
+      throw InputError(dumps_[d].origin, 0,
+                       "--bpftool-map-dump " + dumps_[d].map + ": no map of that pin path or name (with " +
+                           std::to_string(dumps_[d].entries.key_size) + "/" +
+                           std::to_string(dumps_[d].entries.value_stride) +
+                           "-byte key/value) in the --bpftool-map input; the dump has no map type or size, so give "
+                           "`bpftool -j -f map show` output with it");
+    }
+  }
+  const bool any_dump = !dumps_.empty();
+  if (any_dump) {
+    for (auto& s : bpf::cilium::decode(service_maps)) ebpf_.services.push_back(std::move(s));
+    for (auto& s : bpf::calico::decode(service_maps)) ebpf_.services.push_back(std::move(s));
+  }
   ebpf_.collected = true;
   snapshot.ebpf = std::move(ebpf_);
+  if (!any_dump && !service_maps.empty()) {
+    std::string names;
+    for (size_t i = 0; i < service_maps.size() && i < 6; ++i) names += (i ? ", " : "") + service_maps[i].meta.name;
+    snapshot.unavailable.push_back(
+        {"ebpf.services",
+         "not imported: `bpftool map show` lists the service maps (" + names + ") but not their entries", 0,
+         "add --bpftool-map-dump MAP=FILE per map (bpftool -j map dump pinned /sys/fs/bpf/tc/globals/"
+         "cilium_lb4_services_v2, ..._backends_v3, lb6, Calico cali_v4_nat_fe3 / cali_v4_nat_be)"});
+  }
   for (const auto& path : inputs_) snapshot.node.inputs.push_back(path);
   if (!progs_given_) {
     snapshot.unavailable.push_back({"ebpf.programs", "not imported: no --bpftool-prog input", 0,

@@ -26,8 +26,8 @@ const ChainFamily kOther{"other", "", "other", "any other chain"};
 const std::vector<ChainFamily>& chain_families() {
   static const std::vector<ChainFamily> kFamilies = {
       {"KUBE-SERVICES", "KUBE-SERVICES", "kube-proxy", "service dispatch: one rule per service port"},
-      {"KUBE-SVC", "KUBE-SVC-*", "kube-proxy", "one chain per service port (load-balancing over endpoints)"},
-      {"KUBE-SEP", "KUBE-SEP-*", "kube-proxy", "one chain per endpoint (DNAT)"},
+      {"KUBE-SVC", "KUBE-SVC-*", "kube-proxy", "one chain per service port with endpoints (load-balancing over them)"},
+      {"KUBE-SEP", "KUBE-SEP-*", "kube-proxy", "one chain per (service port, endpoint) (DNAT)"},
       {"KUBE-SVL", "KUBE-SVL-*", "kube-proxy", "local-endpoints chain (externalTrafficPolicy=Local)"},
       {"KUBE-EXT", "KUBE-EXT-*", "kube-proxy", "external destinations of a service"},
       {"KUBE-FW", "KUBE-FW-*", "kube-proxy", "load-balancer source ranges"},
@@ -43,7 +43,7 @@ const std::vector<ChainFamily>& chain_families() {
       {"KUBE-ipvs", "KUBE-NODE-PORT", "kube-proxy", "ipvs mode"},
       {"KUBE-ipvs", "KUBE-IPVS-*", "kube-proxy", "ipvs mode"},
       {"KUBE-ipvs", "KUBE-LOOP-BACK", "kube-proxy", "ipvs mode"},
-      {"KUBE-FIREWALL", "KUBE-FIREWALL", "kubelet", "blocks incoming localnet connections"},
+      {"KUBE-FIREWALL", "KUBE-FIREWALL", "kubelet", "blocks incoming localnet connections (kube-proxy creates it too)"},
       {"KUBE-KUBELET-CANARY", "KUBE-KUBELET-CANARY", "kubelet", "flush canary"},
       {"KUBE-IPTABLES-HINT", "KUBE-IPTABLES-HINT", "kubelet", "iptables backend hint"},
       {"KUBE-ROUTER", "KUBE-ROUTER-*", "kube-router", "kube-router"},
@@ -94,24 +94,70 @@ std::string describe(const model::Unavailable& u) {
   return s;
 }
 
+}  // namespace
+
 // `section` itself or a parent listed unavailable -> unavailable; a child listed
-// -> incomplete.
+// -> incomplete. An importer's "not imported: ..." record (errno 0) is a part
+// the input did not contain: not collected, with that reason.
 Availability availability_of(const model::Snapshot& s, const std::string& section, bool collected) {
   Availability a;
   a.collected = collected;
   for (const auto& u : s.unavailable) {
     bool self_or_parent = u.section == section || starts_with(section, u.section + ".");
     bool child = starts_with(u.section, section + ".");
-    if (self_or_parent) {
+    bool not_imported = u.error == 0 && starts_with(u.reason, "not imported");
+    // A parent and its part often fail for the same reason: say it once.
+    auto add_reason = [&](const std::string& r) {
+      if (a.reason.find(r) == std::string::npos) a.reason += (a.reason.empty() ? "" : "; ") + r;
+    };
+    if (self_or_parent && not_imported) {
+      a.collected = false;
+      add_reason(describe(u));
+    } else if (self_or_parent) {
       a.unavailable = true;
-      if (!a.reason.empty()) a.reason += "; ";
-      a.reason += describe(u);
+      add_reason(describe(u));
     } else if (child) {
       a.incomplete.push_back(u.section + ": " + describe(u));
     }
   }
   return a;
 }
+
+Availability combine(const Availability& a, const Availability& b) {
+  Availability c;
+  c.collected = a.collected && b.collected;
+  c.unavailable = a.unavailable || b.unavailable;
+  for (const auto* x : {&a, &b}) {
+    if ((x->unavailable || !x->collected) && !x->reason.empty() && c.reason.find(x->reason) == std::string::npos) {
+      c.reason += (c.reason.empty() ? "" : "; ") + x->reason;
+    }
+    for (const auto& i : x->incomplete) {
+      if (std::find(c.incomplete.begin(), c.incomplete.end(), i) == c.incomplete.end()) c.incomplete.push_back(i);
+    }
+  }
+  return c;
+}
+
+std::string Availability::gap() const {
+  if (unavailable) return "unavailable (" + reason + ")";
+  if (!collected) return reason.empty() ? "not collected" : "not collected (" + reason + ")";
+  if (incomplete.empty()) return "";
+  std::string s = "incomplete (";
+  for (size_t i = 0; i < incomplete.size(); ++i) s += (i ? "; " : "") + incomplete[i];
+  return s + ")";
+}
+
+Availability NetfilterAnalysis::service_ips_av() const {
+  if (!availability.usable() || service_ips_visible()) return availability;
+  Availability a = availability;
+  a.unavailable = true;
+  a.reason = "not visible in this source: the KUBE-SERVICES rules of ";
+  for (size_t i = 0; i < service_rules_hidden.size(); ++i) a.reason += (i ? ", " : "") + service_rules_hidden[i];
+  a.reason += " were counted, not recorded (nft -j does not describe iptables matches; import iptables-save output)";
+  return a;
+}
+
+namespace {
 
 // ---------------------------------------------------------------- netfilter
 
@@ -125,6 +171,14 @@ std::string nft_chain_kind(const std::string& name) {
 NetfilterAnalysis analyze_netfilter(const model::Snapshot& s) {
   NetfilterAnalysis n;
   n.availability = availability_of(s, "netfilter", s.netfilter.collected);
+  n.legacy = availability_of(s, "netfilter.iptables-legacy", s.netfilter.collected);
+  n.nf_tables = availability_of(s, "netfilter.nftables", s.netfilter.collected);
+  // A generation that moved during every read makes the nf_tables part a best-effort read.
+  if (n.nf_tables.usable() && model::is_unavailable(s, "netfilter.consistency")) {
+    for (const auto& i : n.availability.incomplete) {
+      if (starts_with(i, "netfilter.consistency:")) n.nf_tables.incomplete.push_back(i);
+    }
+  }
   std::set<std::string> all_ips;
   for (const auto& t : s.netfilter.tables) {
     TableStats ts;
@@ -165,6 +219,7 @@ NetfilterAnalysis analyze_netfilter(const model::Snapshot& s) {
       }
       if (c.name == "KUBE-SERVICES") {
         n.kube_services_rules += c.rule_count;
+        if (!c.rules_recorded && c.rule_count > 0) n.service_rules_hidden.push_back(ts.key());
         if (t.name == "nat") n.kube_services_walk = std::max<uint64_t>(n.kube_services_walk, c.rule_count);
         for (const auto& r : c.rules) {
           if (!r.match.destination || r.match.destination->negated) continue;
@@ -253,9 +308,37 @@ std::string owner_of_program(const model::BpfProgram& p, const std::map<uint32_t
 
 namespace {
 
+// Service maps by kernel name (15 characters) or pin name: the frontend maps
+// of Cilium (services_v2) and Calico (nat_fe).
+bool is_service_map(const model::BpfMap& m) {
+  for (std::string_view p : {"cilium_lb4_serv", "cilium_lb6_serv", "cali_v4_nat_fe", "cali_v6_nat_fe"}) {
+    if (starts_with(m.name, p)) return true;
+  }
+  return false;
+}
+
+// Where socket LB programs act: the cgroup root (Cilium mounts it at
+// /run/cilium/cgroupv2) or the cgroup all pods live under is the whole node;
+// any other cgroup is only that cgroup's processes.
+bool node_wide_cgroup(const std::string& target) {
+  for (std::string_view t : {"", "/", "/kubepods", "/kubepods.slice"}) {
+    if (target == t) return true;
+  }
+  return false;
+}
+
 EbpfAnalysis analyze_ebpf(const model::Snapshot& s) {
   EbpfAnalysis e;
   e.availability = availability_of(s, "ebpf", s.ebpf.collected);
+  e.programs_av = availability_of(s, "ebpf.programs", s.ebpf.collected);
+  e.maps_av = availability_of(s, "ebpf.maps", s.ebpf.collected);
+  e.memory_av = combine(e.programs_av, e.maps_av);
+  e.attachments_av = availability_of(s, "ebpf.attachments", s.ebpf.collected);
+  e.services_av = combine(availability_of(s, "ebpf.services", s.ebpf.collected), e.maps_av);
+  e.memlock = memlock_band(s.node.kernel, s.node.cgroup_memory_nobpf);
+  for (const auto& m : s.ebpf.maps) {
+    if (is_service_map(m)) e.service_maps_listed.push_back(m.pinned.empty() ? m.name : m.pinned.front());
+  }
   std::map<uint32_t, std::string> map_owner;
   for (const auto& m : s.ebpf.maps) map_owner[m.id] = owner_of_map(m);
   std::map<uint32_t, std::string> prog_owner;
@@ -294,9 +377,14 @@ EbpfAnalysis analyze_ebpf(const model::Snapshot& s) {
   for (const auto& a : s.ebpf.attachments) {
     e.attachments_by_kind[a.kind] += 1;
     e.attach_points[a.kind + " " + a.target + " " + a.direction] += 1;
+    if (a.kind == "cgroup" && starts_with(a.prog_name, "cil_sock")) {
+      std::string where = a.target.empty() ? "/" : a.target;
+      auto& list = node_wide_cgroup(a.target) ? e.cilium_socket_lb.node_wide : e.cilium_socket_lb.elsewhere;
+      if (std::find(list.begin(), list.end(), where) == list.end()) list.push_back(where);
+    }
   }
   for (const auto& m : s.ebpf.maps) {
-    if (!m.entries || m.max_entries == 0) continue;
+    if (!m.entries || m.max_entries == 0 || !map_fill_is_meaningful(m.type)) continue;
     e.fullest_maps.push_back({m.name, m.type, map_owner[m.id], *m.entries, m.max_entries});
   }
   std::stable_sort(e.fullest_maps.begin(), e.fullest_maps.end(), [](const MapFill& a, const MapFill& b) {
@@ -317,6 +405,61 @@ EbpfAnalysis analyze_ebpf(const model::Snapshot& s) {
   return e;
 }
 
+}  // namespace
+
+bool map_fill_is_meaningful(const std::string& type) {
+  for (std::string_view t : {"hash", "lru_hash", "percpu_hash", "lru_percpu_hash", "lpm_trie", "hash_of_maps",
+                             "sockhash", "devmap_hash"}) {
+    if (type == t) return true;
+  }
+  return false;
+}
+
+MemlockBand memlock_band(const std::string& kernel, std::optional<bool> nobpf) {
+  MemlockBand b;
+  b.kernel = kernel;
+  unsigned major = 0, minor = 0;
+  char dot = 0;
+  bool parsed = !kernel.empty() && std::sscanf(kernel.c_str(), "%u%c%u", &major, &dot, &minor) == 3 && dot == '.';
+  if (!parsed) {
+    b.id = "unknown";
+    b.meaning = std::string("not known, ") +
+                (kernel.empty() ? "the kernel is not recorded (an import)" : "kernel \"" + kernel + "\" not understood") +
+                ": pages charged to RLIMIT_MEMLOCK before 5.11, an estimate from max_entries on 5.11-6.3, the map's "
+                "own accounting from 6.4";
+    b.cgroup = "not known without the kernel (a memory cgroup since 5.11, none before)";
+    return b;
+  }
+  const unsigned v = major * 1000 + minor;
+  if (v < 5011) {
+    b.id = "rlimit-pages";
+    b.meaning = "pages charged to RLIMIT_MEMLOCK (kernel " + kernel + " < 5.11)";
+    b.cgroup = "charged to no memory cgroup before 5.11: kubectl top does not show it";
+    return b;
+  }
+  if (v < 6004) {
+    b.id = "estimate";
+    b.meaning = "an estimate from max_entries and key/value sizes (kernel " + kernel +
+                ", 5.11-6.3, commit 80ee81e0403c); it can undercount 2-10x";
+  } else {
+    b.id = "map-mem-usage";
+    b.meaning = "the map's own accounting, map_mem_usage (kernel " + kernel +
+                " >= 6.4, commit 90a5527d7686); it follows the current entries of BPF_F_NO_PREALLOC maps";
+  }
+  if (nobpf && *nobpf) {
+    b.cgroup = "cgroup.memory=nobpf is set on this node: map memory is charged to no memory cgroup, so kubectl "
+               "top does not show it";
+  } else {
+    b.cgroup = std::string("since 5.11 charged to the memory cgroup of the process that created each map (in that "
+                           "container's working set); not the running agent's when an earlier container created "
+                           "pinned maps (they survive agent restarts)") +
+               (nobpf ? "" : ", nor anyone's with cgroup.memory=nobpf (not recorded here)");
+  }
+  return b;
+}
+
+namespace {
+
 // ---------------------------------------------------------------- mode
 
 std::string plural(uint64_t n, const std::string& one, const std::string& many) {
@@ -331,7 +474,8 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e, const model:
     kube_proxy.push_back("kube-proxy-iptables");
     m.evidence.push_back(plural(n.kube_svc_chains, "KUBE-SVC chain", "KUBE-SVC chains") + " and " +
                          plural(n.kube_sep_chains, "KUBE-SEP chain", "KUBE-SEP chains") +
-                         " (kube-proxy iptables mode programs one per service port and one per endpoint)");
+                         " (kube-proxy iptables mode programs one KUBE-SVC per service port with endpoints and one KUBE-SEP per "
+                         "(service port, endpoint))");
   } else if (ipvs_chains > 0) {
     kube_proxy.push_back("kube-proxy-ipvs");
     m.evidence.push_back(plural(ipvs_chains, "ipvs-mode chain", "ipvs-mode chains") +
@@ -346,10 +490,11 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e, const model:
     m.evidence.push_back("nftables table " + n.kube_proxy_nft.tables.front() + " with " +
                          plural(n.kube_proxy_nft.services, "element", "elements") + " in its service-ips map");
   }
-  if (n.availability.usable() && kube_proxy.empty()) {
+  if (n.availability.complete() && kube_proxy.empty()) {
     std::string kubelet = n.kubelet_chains > 0
                               ? " (the " + plural(n.kubelet_chains, "KUBE-* chain", "KUBE-* chains") +
-                                    " present are kubelet's: KUBE-FIREWALL, KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT)"
+                                    " present are kubelet's or kube-proxy's housekeeping chains: KUBE-FIREWALL, KUBE-KUBELET-CANARY, "
+                                    "KUBE-IPTABLES-HINT)"
                               : "";
     m.evidence.push_back("no KUBE-SVC, KUBE-SEP or KUBE-SERVICES rules and no nftables kube-proxy table" + kubelet);
   }
@@ -357,18 +502,53 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e, const model:
   const LbSummary* calico = e.lb_of("calico");
   bool cilium_lb = cilium && cilium->frontends > 0;
   bool calico_lb = calico && calico->frontends > 0;
-  bool cilium_sock = false;
-  for (const auto& a : s.ebpf.attachments) {
-    if (a.kind == "cgroup" && starts_with(a.prog_name, "cil_sock")) cilium_sock = true;
-  }
+  // Socket LB counts as node-wide only at the cgroup root or the pods' cgroup.
+  bool cilium_sock = !e.cilium_socket_lb.node_wide.empty();
+  auto list = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (size_t i = 0; i < v.size() && i < 4; ++i) out += (i ? ", " : "") + v[i];
+    if (v.size() > 4) out += ", ... (" + std::to_string(v.size() - 4) + " more)";
+    return out;
+  };
   if (cilium_lb) {
     m.evidence.push_back("Cilium eBPF service map holds " + plural(cilium->frontends, "frontend", "frontends") +
                          " and " + plural(cilium->backends, "backend", "backends"));
   }
-  if (cilium_sock) m.evidence.push_back("Cilium socket-LB programs (cil_sock*) attached to the cgroup root");
+  if (cilium_sock) {
+    m.evidence.push_back("Cilium socket-LB programs (cil_sock*) attached node-wide, at cgroup " +
+                         list(e.cilium_socket_lb.node_wide));
+  }
+  if (!e.cilium_socket_lb.elsewhere.empty()) {
+    m.evidence.push_back(std::string("Cilium socket-LB programs (cil_sock*) attached ") + (cilium_sock ? "also" : "only") +
+                         " to cgroup " +
+                         list(e.cilium_socket_lb.elsewhere) +
+                         ": not the cgroup root or the pods' cgroup, so not node-wide socket LB");
+  }
   if (n.cilium_chains > 0) m.evidence.push_back(plural(n.cilium_chains, "CILIUM_* chain", "CILIUM_* chains"));
   if (calico_lb) {
     m.evidence.push_back("Calico eBPF NAT map holds " + plural(calico->frontends, "frontend", "frontends"));
+  }
+  // Cilium objects whose service map was listed but not read (an import of
+  // `bpftool map show`): Cilium is there, what it programs is not known.
+  uint64_t cilium_objects = 0;
+  if (auto it = e.owners.find("cilium"); it != e.owners.end()) cilium_objects = it->second.programs + it->second.maps;
+  bool cilium_unread = !cilium_lb && !e.services_av.usable() && cilium_objects > 0;
+  if (cilium_unread) {
+    const auto& o = e.owners.at("cilium");
+    m.evidence.push_back(plural(o.programs, "Cilium program", "Cilium programs") + " and " +
+                         plural(o.maps, "Cilium map", "Cilium maps") +
+                         (e.service_maps_listed.empty() ? "" : ", service map " + list(e.service_maps_listed) + " listed"));
+  }
+  // What could not be seen, so no conclusion rests on it.
+  if (!n.availability.usable()) {
+    m.evidence.push_back("not seen: netfilter " + n.availability.gap() + ": kube-proxy's rules are not ruled out");
+  } else if (!n.availability.complete()) {
+    m.evidence.push_back("not seen in full: netfilter " + n.availability.gap());
+  }
+  if (!e.availability.usable()) {
+    m.evidence.push_back("not seen: eBPF " + e.availability.gap());
+  } else if (!e.services_av.usable()) {
+    m.evidence.push_back("not seen: the eBPF service maps' entries " + e.services_av.gap());
   }
 
   bool cilium_kpr = cilium_lb || cilium_sock || (n.cilium_chains > 0 && !e.availability.usable());
@@ -388,19 +568,34 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e, const model:
   } else if (cilium_kpr && calico_ebpf) {
     m.id = "mixed";
     m.label = "Cilium and Calico eBPF";
+  } else if ((cilium_kpr || calico_ebpf) && !n.availability.complete()) {
+    // A replacement replaces kube-proxy: without (all of) netfilter that is not known.
+    m.id = calico_ebpf ? "calico-ebpf-unconfirmed" : "cilium-kpr-unconfirmed";
+    m.label = std::string(calico_ebpf ? "Calico eBPF service map" : "Cilium eBPF services") +
+              (n.availability.usable() ? " (netfilter not fully seen: kube-proxy not ruled out)"
+                                       : " (netfilter not seen: kube-proxy not ruled out)");
   } else if (cilium_kpr) {
     m.id = "cilium-kpr";
     m.label = "Cilium kube-proxy replacement";
     if (!e.availability.usable()) {
+      m.label = "Cilium kube-proxy replacement (inferred: eBPF not seen)";
       m.evidence.push_back("eBPF section not collected: the replacement is inferred from the CILIUM_* chains and "
                            "the absence of kube-proxy, the service map itself was not seen");
     }
   } else if (calico_ebpf) {
     m.id = "calico-ebpf";
     m.label = "Calico eBPF dataplane";
-  } else if (n.availability.usable() || e.availability.usable()) {
+  } else if (cilium_unread) {
+    m.id = "cilium-unconfirmed";
+    m.label = "Cilium eBPF (service map entries not read)";
+  } else if (n.availability.complete() && e.availability.complete()) {
     m.id = "none";
     m.label = "no service dataplane found";
+  } else if (n.availability.usable() || e.availability.usable()) {
+    m.id = "unknown";
+    m.label = std::string("no service dataplane seen (") +
+              (!n.availability.usable() ? "netfilter not seen" : !e.availability.usable() ? "eBPF not seen" : "sections incomplete") +
+              ")";
   } else {
     m.id = "unknown";
     m.label = "unknown (netfilter and eBPF not collected)";

@@ -38,7 +38,8 @@ const ChainFamily& family_of(std::string_view chain, bool is_base_chain);
 // Whether the facts behind a number were collected. A section listed in
 // Snapshot::unavailable is `unavailable` with its reason; a section that was
 // simply not part of the input (an iptables-save import has no eBPF) is
-// `collected == false` with an empty reason. `incomplete` names subsections
+// `collected == false` with an empty reason, or with the importer's "not
+// imported: ..." record as reason (errno 0). `incomplete` names subsections
 // that were unavailable while the rest was read.
 struct Availability {
   bool collected = false;
@@ -46,7 +47,18 @@ struct Availability {
   std::string reason;                   // "EPERM: run as root (hint)" when unavailable
   std::vector<std::string> incomplete;  // "netfilter.iptables-legacy: reason"
   bool usable() const { return collected && !unavailable; }
+  // Read in full: the only state a Finding, a gate or a fit may conclude from.
+  bool complete() const { return usable() && incomplete.empty(); }
+  // "not collected", "unavailable (reason)", "incomplete (reasons)"; "" when complete.
+  std::string gap() const;
 };
+
+// The availability of `section` ("netfilter.iptables-legacy", "ebpf.maps", ...)
+// in a snapshot: unavailable when it or a parent is listed, incomplete when a
+// child is; `collected` says whether its top-level section was read at all.
+Availability availability_of(const model::Snapshot& s, const std::string& section, bool collected);
+// Both parts' gaps: unavailable when either is, incomplete when either is.
+Availability combine(const Availability& a, const Availability& b);
 
 // ---------------------------------------------------------------- netfilter
 
@@ -80,7 +92,16 @@ struct KubeProxyNft {
 };
 
 struct NetfilterAnalysis {
-  Availability availability;
+  Availability availability;         // the whole section (every part)
+  Availability legacy;               // netfilter.iptables-legacy (x_tables)
+  Availability nf_tables;            // netfilter.nftables: iptables-nft and native nftables (+ consistency)
+  // Tables whose KUBE-SERVICES rules were counted but not recorded (an nft -j
+  // import of iptables-nft tables: nft does not describe xt matches), so their
+  // service addresses are not visible in this source: "iptables-nft ip nat".
+  std::vector<std::string> service_rules_hidden;
+  bool service_ips_visible() const { return service_rules_hidden.empty(); }
+  // The availability of rows built from KUBE-SERVICES rule contents.
+  Availability service_ips_av() const;
   uint64_t rules = 0;                // every table of every backend
   uint64_t iptables_rules = 0;       // iptables tables (nft and legacy backends)
   uint64_t nftables_rules = 0;       // native nftables tables
@@ -141,6 +162,27 @@ struct LbSummary {
   std::vector<std::string> frontend_addresses;  // unique, sorted
 };
 
+// What fdinfo's memlock of a map means on a kernel (it changed twice).
+struct MemlockBand {
+  std::string id;        // "rlimit-pages" (< 5.11), "estimate" (5.11-6.3), "map-mem-usage" (>= 6.4), "unknown"
+  std::string kernel;    // the release it was derived from ("" unknown)
+  std::string meaning;   // one sentence: what the figure is on that kernel
+  std::string cgroup;    // one sentence: where the memory is charged (kubectl top)
+};
+// `kernel` is a `uname -r` string ("6.1.0-18-amd64", "5.10.209"); `nobpf` the
+// node's cgroup.memory=nobpf (nullopt when not recorded).
+MemlockBand memlock_band(const std::string& kernel, std::optional<bool> nobpf = std::nullopt);
+
+// Map types whose entries come and go (hash, LRU, LPM, ...): the only ones
+// whose fill level says something. Arrays are full by construction.
+bool map_fill_is_meaningful(const std::string& type);
+
+// A program attached to a cgroup, as socket-LB evidence.
+struct SocketLb {
+  std::vector<std::string> node_wide;   // attach points at the cgroup root or the pods' cgroup
+  std::vector<std::string> elsewhere;   // other cgroups: not node-wide
+};
+
 struct MapFill {
   std::string name;
   std::string type;
@@ -150,7 +192,15 @@ struct MapFill {
 };
 
 struct EbpfAnalysis {
-  Availability availability;
+  Availability availability;           // the whole section (every part)
+  Availability programs_av;            // ebpf.programs
+  Availability maps_av;                // ebpf.maps
+  Availability memory_av;              // programs + maps
+  Availability attachments_av;         // ebpf.attachments (tc, cgroup)
+  Availability services_av;            // ebpf.services: decoded service-map entries (and the maps)
+  std::vector<std::string> service_maps_listed;  // Cilium/Calico service maps seen in the map list
+  MemlockBand memlock;
+  SocketLb cilium_socket_lb;
   uint64_t programs = 0;
   uint64_t maps = 0;
   uint64_t memlock_bytes = 0;          // programs + maps

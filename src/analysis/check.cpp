@@ -43,14 +43,66 @@ std::vector<std::string> kube_proxy_chain_names(const model::Snapshot& s) {
   return {names.begin(), names.end()};
 }
 
+// A gate never passes on what it could not see: a missing, unreadable or
+// partial section is a problem of its own.
 void need_section(const Availability& a, const std::string& section, const std::string& why, CheckResult& r) {
   if (a.unavailable) {
     r.problems.push_back({"section-unavailable", section + " could not be read (" + a.reason + "), so " + why +
                                                      " cannot be checked"});
   } else if (!a.collected) {
-    r.problems.push_back({"section-missing", "the snapshot has no " + section + " section, so " + why +
+    r.problems.push_back({"section-missing", "the snapshot does not hold " + section +
+                                                 (a.reason.empty() ? "" : " (" + a.reason + ")") + ", so " + why +
                                                  " cannot be checked"});
+  } else {
+    for (const auto& i : a.incomplete) {
+      r.problems.push_back({"section-incomplete", "part of " + section + " could not be read (" + i + "), so " + why +
+                                                      " cannot be checked in full"});
+    }
   }
+}
+
+// kube-proxy iptables-mode objects of one backend.
+struct BackendLeftovers {
+  std::string backend;
+  uint64_t svc = 0, sep = 0, kube_services = 0, service_ip = 0;
+  bool any() const { return svc + sep + kube_services > 0; }
+};
+
+std::vector<BackendLeftovers> leftovers_by_backend(const NetfilterAnalysis& n, const model::Snapshot& s) {
+  std::vector<BackendLeftovers> out;
+  for (auto backend : {model::Backend::IptablesNft, model::Backend::IptablesLegacy}) {
+    BackendLeftovers b;
+    b.backend = model::to_string(backend);
+    for (const auto& t : s.netfilter.tables) {
+      if (t.backend != backend) continue;
+      for (const auto& c : t.chains) {
+        if (c.base) continue;
+        const auto& fam = family_of(c.name, false);
+        if (fam.id == "KUBE-SVC") b.svc += 1;
+        if (fam.id == "KUBE-SEP") b.sep += 1;
+        if (c.name == "KUBE-SERVICES") b.kube_services += c.rule_count;
+      }
+    }
+    for (const auto& ts : n.tables) {
+      if (ts.backend == backend) b.service_ip += ts.service_ip_rules;
+    }
+    if (b.any()) out.push_back(b);
+  }
+  return out;
+}
+
+// "iptables-nft: 5 KUBE-SVC chains, 8 KUBE-SEP chains, 5 rules in KUBE-SERVICES (4 of them
+// service-IP rules, one per ClusterIP/external IP and port; the rest NodePort and other dispatch)"
+std::string describe(const BackendLeftovers& b, bool service_ips_visible) {
+  std::string out = b.backend + ": " + count(b.svc, "KUBE-SVC chain", "KUBE-SVC chains") + ", " +
+                    count(b.sep, "KUBE-SEP chain", "KUBE-SEP chains") + ", " +
+                    count(b.kube_services, "rule", "rules") + " in KUBE-SERVICES (filter and nat)";
+  if (b.kube_services > 0 && service_ips_visible) {
+    out += ": " + std::to_string(b.service_ip) + " of them service-IP rules (destination one address), " +
+           std::to_string(b.kube_services - std::min(b.kube_services, b.service_ip)) +
+           " other (NodePort jump, no-endpoint rejects, ...)";
+  }
+  return out;
 }
 
 }  // namespace
@@ -87,9 +139,11 @@ CheckResult check(const model::Snapshot& s, const std::string& expect) {
   r.mode = a.mode.id;
   const auto& n = a.netfilter;
   need_section(n.availability, "netfilter", "kube-proxy's rules", r);
-  for (const auto& i : n.availability.incomplete) {
-    r.problems.push_back({"section-unavailable", "part of netfilter could not be read (" + i + ")"});
+  if (n.availability.usable() && !n.service_ips_visible()) {
+    r.problems.push_back({"section-incomplete", n.service_ips_av().reason + ", so double-programmed services "
+                                                                              "cannot be checked"});
   }
+  const bool nf_complete = n.availability.complete();
 
   // Both iptables backends holding rules: two rule sets the kernel runs, one of
   // them usually forgotten.
@@ -97,7 +151,7 @@ CheckResult check(const model::Snapshot& s, const std::string& expect) {
     r.problems.push_back({"mixed-backends", "rules in both iptables backends: " +
                                                 count(n.iptables_nft_rules, "rule", "rules") + " in iptables-nft and " +
                                                 count(n.legacy_rules, "rule", "rules") + " in iptables-legacy"});
-  } else if (n.availability.usable()) {
+  } else if (nf_complete) {
     r.passed.push_back("only one iptables backend holds rules");
   }
 
@@ -109,15 +163,16 @@ CheckResult check(const model::Snapshot& s, const std::string& expect) {
   }
 
   bool stale_iptables = n.kube_svc_chains + n.kube_sep_chains + n.kube_services_rules > 0;
-  std::string iptables_objects = count(n.kube_svc_chains, "KUBE-SVC chain", "KUBE-SVC chains") + ", " +
-                                 count(n.kube_sep_chains, "KUBE-SEP chain", "KUBE-SEP chains") + ", " +
-                                 count(n.kube_services_rules, "rule", "rules") + " in KUBE-SERVICES";
+  std::string iptables_objects;
+  for (const auto& b : leftovers_by_backend(n, s)) {
+    iptables_objects += (iptables_objects.empty() ? "" : "; ") + describe(b, n.service_ips_visible());
+  }
 
   if (expect == "kube-proxy-free") {
     if (stale_iptables) {
       r.problems.push_back({"stale-kube-proxy-iptables", "kube-proxy iptables rules are still installed: " +
                                                              iptables_objects});
-    } else if (n.availability.usable()) {
+    } else if (nf_complete) {
       r.passed.push_back("no KUBE-SVC, KUBE-SEP or KUBE-SERVICES rules");
     }
     auto chains = kube_proxy_chain_names(s);
@@ -131,11 +186,18 @@ CheckResult check(const model::Snapshot& s, const std::string& expect) {
                                                                count(n.kube_proxy_nft.services, "service-ips element",
                                                                      "service-ips elements")});
     }
-    need_section(a.ebpf.availability, "eBPF", "the replacement's service map", r);
-    if (a.ebpf.availability.usable()) {
+    need_section(a.ebpf.services_av, "the eBPF service maps' entries", "the replacement's service map", r);
+    if (a.ebpf.services_av.complete()) {
       uint64_t frontends = 0;
-      for (const auto& l : a.ebpf.lb) frontends += l.frontends;
-      if (frontends == 0) {
+      bool refused = false;
+      for (const auto& l : a.ebpf.lb) {
+        frontends += l.frontends;
+        refused = refused || !l.decoded;
+      }
+      if (frontends == 0 && refused) {
+        r.problems.push_back({"section-incomplete", "an eBPF service map was found but not decoded, so the "
+                                                    "replacement's frontends cannot be checked"});
+      } else if (frontends == 0) {
         r.problems.push_back({"no-ebpf-service-map", "no eBPF service map with frontends (Cilium or Calico) was "
                                                      "found: nothing replaces kube-proxy on this node"});
       } else {
@@ -143,10 +205,10 @@ CheckResult check(const model::Snapshot& s, const std::string& expect) {
       }
     }
   } else if (expect == "kube-proxy-iptables") {
-    if (n.availability.usable() && n.kube_services_rules == 0) {
+    if (nf_complete && n.kube_services_rules == 0) {
       r.problems.push_back({"kube-proxy-missing", "KUBE-SERVICES has no rules: kube-proxy's iptables rules are "
                                                   "not installed"});
-    } else if (n.availability.usable()) {
+    } else if (nf_complete) {
       r.passed.push_back("kube-proxy iptables rules present: " + iptables_objects);
     }
     if (n.kube_proxy_nft.present) {
@@ -154,7 +216,7 @@ CheckResult check(const model::Snapshot& s, const std::string& expect) {
                                                                " exists next to the iptables rules"});
     }
   } else {  // kube-proxy-nftables
-    if (n.availability.usable() && !n.kube_proxy_nft.present) {
+    if (nf_complete && !n.kube_proxy_nft.present) {
       r.problems.push_back({"kube-proxy-missing", "no nftables table ip/ip6 kube-proxy"});
     } else if (n.kube_proxy_nft.present) {
       r.passed.push_back("nftables table " + join(n.kube_proxy_nft.tables) + " with " +

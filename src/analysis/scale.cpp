@@ -29,8 +29,9 @@ ScaleModel fit_scale(const model::Snapshot& s) {
       }
     }
   }
-  if (!a.netfilter.availability.usable()) {
-    m.why_not = "netfilter not collected";
+  if (!a.netfilter.availability.complete()) {
+    // A fit from part of the rules would project a node that does not exist.
+    m.why_not = "netfilter " + a.netfilter.availability.gap();
   } else if (m.services == 0 || m.endpoints == 0) {
     m.why_not = "no KUBE-SVC/KUBE-SEP chains to fit from (not kube-proxy iptables mode)";
   } else {
@@ -39,12 +40,14 @@ ScaleModel fit_scale(const model::Snapshot& s) {
     m.rules_per_endpoint = static_cast<double>(per_endpoint_rules) / m.endpoints;
     m.base_rules = static_cast<double>(m.rules) - static_cast<double>(per_service_rules + per_endpoint_rules);
   }
+  m.map_memlock_known = a.ebpf.maps_av.complete();
   for (const auto& map : s.ebpf.maps) {
     m.map_memlock_bytes += map.bytes_memlock;
     // Cilium's IPv4 service map (services_v2: hash, key 12, value 12).
     if (map.name == "cilium_lb4_serv" && map.key_size == 12 && map.value_size == 12) {
       m.has_lb_map = true;
       m.lb_slots_max = map.max_entries;
+      m.lb_slots_known = map.entries.has_value();
       m.lb_slots_used = map.entries.value_or(0);
     }
   }

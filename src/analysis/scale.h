@@ -22,8 +22,10 @@ struct ScaleModel {
   // eBPF (Cilium LB map)
   bool has_lb_map = false;
   uint64_t lb_slots_used = 0;    // service map entries: one per frontend + one per backend slot
+  bool lb_slots_known = false;   // false: the map's entries were not counted (lb_slots_used means nothing)
   uint64_t lb_slots_max = 0;     // the map's max_entries
   uint64_t map_memlock_bytes = 0;  // all maps: fixed by max_entries, not by the number of services
+  bool map_memlock_known = false;  // the map list was read in full
 };
 
 ScaleModel fit_scale(const model::Snapshot& s);

@@ -89,8 +89,11 @@ std::vector<Place> find_address(const model::Snapshot& s, const AddressQuery& q)
         std::string detail = r.verdict_kind == "none" ? "(no target)" : "-> " + r.target;
         if (!r.target_args.empty()) detail += " " + r.target_args;
         if (!r.match.comment.empty()) detail += "  /* " + r.match.comment + " */";
-        out.push_back({backend, t.family + " " + t.name + " " + c.name + " #" + std::to_string(r.position), field,
-                       detail});
+        Place p{backend, t.family + " " + t.name + " " + c.name + " #" + std::to_string(r.position), field, detail};
+        p.table = t.family + " " + t.name;
+        p.chain = c.name;
+        p.position = r.position;
+        out.push_back(std::move(p));
       }
     }
     for (const auto& set : t.sets) {
@@ -107,8 +110,11 @@ std::vector<Place> find_address(const model::Snapshot& s, const AddressQuery& q)
                          (!q.port || parts.size() < 3 || parts.back() == std::to_string(*q.port));
         bool value_match = e.value.find(q.address) != std::string::npos;
         if (!key_match && !value_match) continue;
-        out.push_back({backend, t.family + " " + t.name + " " + (set.is_map ? "map " : "set ") + set.name,
-                       key_match ? "map key" : "map value", e.key + (e.value.empty() ? "" : " : " + e.value)});
+        Place p{backend, t.family + " " + t.name + " " + (set.is_map ? "map " : "set ") + set.name,
+                key_match ? "map key" : "map value", e.key + (e.value.empty() ? "" : " : " + e.value)};
+        p.table = t.family + " " + t.name;
+        p.set = set.name;
+        out.push_back(std::move(p));
       }
     }
   }
@@ -124,6 +130,38 @@ std::vector<Place> find_address(const model::Snapshot& s, const AddressQuery& q)
       out.push_back({svc.dataplane, "backend " + std::to_string(b.id), "backend",
                      b.address + ":" + std::to_string(b.port) + "/" + b.protocol +
                          (b.state.empty() ? "" : " (" + b.state + ")")});
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> not_searched(const model::Snapshot& s) {
+  std::vector<std::string> out;
+  const NodeAnalysis a = analyze(s);
+  auto section = [&](const Availability& av, const std::string& name) {
+    if (!av.usable()) out.push_back(name + ": " + av.gap());
+    for (const auto& i : av.incomplete) out.push_back(name + ": part unavailable: " + i);
+  };
+  section(a.netfilter.availability, "netfilter");
+  section(a.ebpf.services_av, "eBPF service maps");
+  for (const auto& t : s.netfilter.tables) {
+    uint64_t hidden_chains = 0, hidden_rules = 0;
+    for (const auto& c : t.chains) {
+      if (!c.rules_recorded && c.rule_count > 0) {
+        hidden_chains += 1;
+        hidden_rules += c.rule_count;
+      }
+    }
+    if (hidden_chains > 0) {
+      out.push_back(std::string(model::to_string(t.backend)) + " " + t.family + " " + t.name + ": " +
+                    std::to_string(hidden_rules) + " rules in " + std::to_string(hidden_chains) +
+                    " chains were counted, not recorded (not visible in this source)");
+    }
+    for (const auto& set : t.sets) {
+      if (!set.elements_recorded && set.element_count > 0) {
+        out.push_back(std::string(model::to_string(t.backend)) + " " + t.family + " " + t.name + " set " + set.name +
+                      ": " + std::to_string(set.element_count) + " elements not recorded");
+      }
     }
   }
   return out;

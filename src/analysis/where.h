@@ -24,8 +24,19 @@ struct Place {
   std::string where;       // "ip nat KUBE-SERVICES #3", "map service-ips", "frontend", "backend"
   std::string field;       // "destination", "source", "DNAT target", "map key", "map value", "frontend", "backend"
   std::string detail;      // the rule / element / entry in short
+  // The same place as separate fields (JSON): table "ip nat", chain "KUBE-SERVICES",
+  // position 3; set "service-ips" for a map element; empty / 0 where not applicable.
+  std::string table;
+  std::string chain;
+  uint32_t position = 0;
+  std::string set;
 };
 
 std::vector<Place> find_address(const model::Snapshot& s, const AddressQuery& q);
+
+// Where find_address could not look in a snapshot: sections not read, chains
+// whose rules were counted but not recorded, sets without their elements.
+// "programmed nowhere" only holds for the rest.
+std::vector<std::string> not_searched(const model::Snapshot& s);
 
 }  // namespace dpscope::analysis

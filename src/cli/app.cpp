@@ -13,6 +13,7 @@ constexpr const char* kFooter = R"(Exit codes:
   2  bad usage or bad input (messages are FILE:LINE: what is wrong)
   3  snapshot taken but incomplete: a section is unavailable (see "unavailable")
   4  internal error
+  5  snapshot written, but nothing could be read (every section unavailable: no privilege)
 
 Examples:
   dpscope snapshot -o node.json                 # this node, read-only

@@ -38,7 +38,7 @@ int run_check(const CheckArgs& a) {
     throw UsageError(std::string("check: ") + e.what());
   }
   if (format == reports::Format::Html) throw UsageError("check: --format html is only for compare");
-  model::Snapshot s = model::load_snapshot(a.snapshot, {analysis::rule_detail_for});
+  model::Snapshot s = model::load_snapshot(a.snapshot, {analysis::rule_detail_for, warn_on_stderr});
   analysis::CheckResult r = analysis::check(s, a.expect);
   std::string text = reports::render_check(r, a.snapshot, format, text_options(a));
   write_report(a.output, text);

@@ -68,7 +68,7 @@ int run_compare(const CompareArgs& a) {
     write_report(a.output, text);
     return kExitOk;
   }
-  std::vector<model::Snapshot> snaps = model::load_snapshots(a.inputs, {analysis::rule_detail_for});
+  std::vector<model::Snapshot> snaps = model::load_snapshots(a.inputs, {analysis::rule_detail_for, warn_on_stderr});
   std::vector<reports::SideInput> sides;
   for (size_t i = 0; i < snaps.size(); ++i) {
     sides.push_back({i < a.labels.size() ? a.labels[i] : "", a.inputs[i], &snaps[i]});

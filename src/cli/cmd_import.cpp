@@ -35,6 +35,11 @@ Inputs (each may be repeated; several inputs merge into one snapshot):
   dropped, so nothing is counted twice; otherwise the nft copy is imported with its
   rules counted only (rules_recorded = false).
   The same table (backend, family, name) from two inputs is an error.
+  `bpftool -j -f prog show` / `map show` / `net show`: the eBPF section. `map show`
+  has no entries: a Cilium or Calico service map it lists is "not collected" until
+  its contents are given, --bpftool-map-dump PIN=FILE with `bpftool -j map dump
+  pinned PIN` (decoded as the live collector decodes the map). Without --bpftool-net
+  only the attachments are missing.
 
 Bad input (truncated file, missing COMMIT, binary data, unknown table, invalid JSON,
 an unquoted comment with spaces, ...) exits 2 with FILE:LINE: what is wrong, and -o
@@ -46,6 +51,9 @@ Examples:
       --node worker-1 -o worker-1.json
   dpscope import --iptables-legacy-save legacy.txt -o node.json
   dpscope import --iptables-S filter=filter.txt --iptables-S nat=nat.txt -o gke-node.json
+  bpftool -j map dump pinned /sys/fs/bpf/tc/globals/cilium_lb4_services_v2 > lb4-svc.json
+  dpscope import --bpftool-prog prog.json --bpftool-map map.json --bpftool-net net.json \
+      --bpftool-map-dump /sys/fs/bpf/tc/globals/cilium_lb4_services_v2=lb4-svc.json -o node.json
   dpscope import --iptables-save old-node.txt --backend legacy -o - | jq .netfilter)HELP";
 
 struct InputKind {
@@ -122,6 +130,8 @@ void register_import(CLI::App& app, Runner& run) {
        [bpftool](importer::Importer&, const std::string& path) { bpftool->add_maps(path); }, {}},
       {"--bpftool-net", "`bpftool -j net show` output (in the node's netns)", "FILE",
        [bpftool](importer::Importer&, const std::string& path) { bpftool->add_net(path); }, {}},
+      {"--bpftool-map-dump", "`bpftool -j map dump pinned PIN` of a service map, as PIN=FILE (or NAME=FILE)", "MAP=FILE",
+       [bpftool](importer::Importer&, const std::string& arg) { bpftool->add_map_dump(arg); }, {}},
   };
   for (auto& input : settings->inputs) {
     sub->add_option(input.option, input.args, input.help)->type_name(input.type_name)->take_all();

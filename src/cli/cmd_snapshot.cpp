@@ -7,7 +7,10 @@
 #include <ctime>
 #include <cstring>
 #include <iostream>
+#include <fstream>
 #include <memory>
+#include <optional>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/phase_timer.h"
@@ -44,7 +47,9 @@ namespace dpscope runs in.
 
 Needs root (CAP_NET_ADMIN for netfilter, CAP_SYS_ADMIN for eBPF and --netns). A
 section that cannot be read is listed under "unavailable" with the errno and a hint,
-and the exit code is 3; it is never reported as empty.
+and the exit code is 3; it is never reported as empty. When no section at all could be
+read (no privilege), the file is still written, the reason is said once, and the exit
+code is 5.
 
 Examples:
   dpscope snapshot -o node.json
@@ -105,10 +110,58 @@ void report_progress(const model::Snapshot& s) {
               << " cgroups (cgroup " << (s.agents.cgroup_version.empty() ? "without memory controller" : s.agents.cgroup_version)
               << ")\n";
   }
+  // Each reason once: a subsection is not repeated under its unavailable parent.
   for (const auto& u : s.unavailable) {
+    bool parent_listed = false;
+    for (const auto& p : s.unavailable) {
+      parent_listed = parent_listed || u.section.rfind(p.section + ".", 0) == 0;
+    }
+    if (parent_listed) continue;
     std::cerr << "dpscope: unavailable: " << u.section << ": " << u.reason << "\n";
     if (!u.hint.empty()) std::cerr << "  hint: " << u.hint << "\n";
   }
+}
+
+// No section at all could be read (typically: not root). Said once, with every
+// distinct hint, and exit 5 instead of 3 so a script tells an empty snapshot
+// from one with a missing part.
+bool nothing_read(const model::Snapshot& s, bool ebpf_asked) {
+  return !s.netfilter.collected && (!ebpf_asked || !s.ebpf.collected);
+}
+
+void report_nothing_read(const model::Snapshot& s) {
+  std::string sections, hints;
+  for (const auto& u : s.unavailable) {
+    if (u.section.find('.') != std::string::npos) continue;
+    sections += (sections.empty() ? "" : "; ") + u.section + ": " + u.reason;
+    if (!u.hint.empty() && hints.find(u.hint) == std::string::npos) hints += (hints.empty() ? "" : "; ") + u.hint;
+  }
+  std::cerr << "dpscope: nothing could be read (" << sections << ")";
+  if (!hints.empty()) std::cerr << ": " << hints;
+  std::cerr << ". The snapshot lists every section as unavailable; exit 5.\n";
+}
+
+// The kernel command line of the inspected node: /proc/cmdline is the host's
+// kernel's in a netns and in a kubectl-debug pod alike.
+std::optional<std::string> host_cmdline(const SnapshotSettings&) {
+  std::ifstream f("/proc/cmdline");
+  std::string line;
+  if (!f || !std::getline(f, line)) return std::nullopt;
+  return line;
+}
+
+// `cgroup.memory=nobpf` (the value is a comma list: "nosocket,nokmem,nobpf").
+std::optional<bool> cgroup_memory_nobpf(const std::optional<std::string>& cmdline) {
+  if (!cmdline) return std::nullopt;
+  std::istringstream words(*cmdline);
+  for (std::string w; words >> w;) {
+    if (w.rfind("cgroup.memory=", 0) != 0) continue;
+    std::istringstream opts(w.substr(14));
+    for (std::string o; std::getline(opts, o, ',');) {
+      if (o == "nobpf") return true;
+    }
+  }
+  return false;
 }
 
 int run_snapshot(const SnapshotSettings& settings) {
@@ -121,6 +174,7 @@ int run_snapshot(const SnapshotSettings& settings) {
   snapshot.node.environment = settings.netns.empty() ? "host" : "netns:" + netns_label(settings.netns);
   snapshot.node.taken_at = rfc3339_now();
   snapshot.node.tool_version = DPSCOPE_VERSION;
+  snapshot.node.cgroup_memory_nobpf = cgroup_memory_nobpf(host_cmdline(settings));
 
   netfilter::Options nf;
   nf.netns = settings.netns;
@@ -170,13 +224,19 @@ int run_snapshot(const SnapshotSettings& settings) {
   if (host) finish_host_snapshot(*host, snapshot);
   model::canonicalize(snapshot);
   phase("canonicalize");
-  if (!settings.quiet) report_progress(snapshot);
+  const bool empty = nothing_read(snapshot, !settings.no_ebpf);
+  if (empty) {
+    report_nothing_read(snapshot);  // even with --quiet: it is the result
+  } else if (!settings.quiet) {
+    report_progress(snapshot);
+  }
   if (spool && spool->failure() && !settings.quiet) {
     std::cerr << "dpscope: note: the temporary file for rules stopped taking them (" << std::strerror(spool->failure())
               << "); the rest were kept in memory\n";
   }
   model::save_snapshot(snapshot, settings.output, spool.get());
   phase("write");
+  if (empty) return kExitNothingRead;
   return snapshot.unavailable.empty() ? kExitOk : kExitIncomplete;
 }
 

@@ -30,12 +30,6 @@ reports::TextOptions text_options(const WhereArgs& a) {
   return opt;
 }
 
-std::string section_state(const analysis::Availability& a, const std::string& name) {
-  if (a.unavailable) return name + ": unavailable (" + a.reason + ")";
-  if (!a.collected) return name + ": not collected";
-  return {};
-}
-
 int run_where(const WhereArgs& a) {
   if (a.positional.size() < 2) throw UsageError("where: expected IP[:PORT] and at least one snapshot");
   analysis::AddressQuery q;
@@ -53,28 +47,30 @@ int run_where(const WhereArgs& a) {
   if (format == reports::Format::Html) throw UsageError("where: --format html is only for compare");
   std::vector<reports::WhereNode> nodes;
   for (size_t i = 1; i < a.positional.size(); ++i) {
-    model::Snapshot s = model::load_snapshot(a.positional[i]);
-    auto an = analysis::analyze(s);
+    model::Snapshot s = model::load_snapshot(a.positional[i], {nullptr, warn_on_stderr});
     reports::WhereNode n;
     n.label = s.node.name.empty() ? a.positional[i] : s.node.name;
     n.source = a.positional[i];
     n.places = analysis::find_address(s, q);
-    // "nowhere" only means something for the sections that were read.
-    for (auto st : {section_state(an.netfilter.availability, "netfilter"), section_state(an.ebpf.availability, "ebpf")}) {
-      if (!st.empty()) n.not_searched.push_back(st);
-    }
+    // "nowhere" only means something for what was searched.
+    n.not_searched = analysis::not_searched(s);
     nodes.push_back(std::move(n));
   }
   std::string text = reports::render_where(a.positional[0], nodes, format, text_options(a));
   write_report(a.output, text);
-  return kExitOk;
+  // Like grep: 1 when the address is programmed nowhere, on none of the nodes.
+  for (const auto& n : nodes) {
+    if (!n.places.empty()) return kExitOk;
+  }
+  return kExitGateFailed;
 }
 
 }  // namespace
 
 void register_where(CLI::App& app, Runner& run) {
   auto args = std::make_shared<WhereArgs>();
-  auto* sub = app.add_subcommand("where", "Where one service address is programmed, per node and dataplane");
+  auto* sub = app.add_subcommand(
+      "where", "Where one service address is programmed, per node and dataplane (exit 1: programmed nowhere)");
   sub->add_option("address_and_snapshots", args->positional, "IP[:PORT] followed by snapshot files")->required();
   sub->add_option("--format", args->format, "text | markdown | json | csv")->capture_default_str();
   sub->add_option("-o,--output", args->output, "write the result to FILE instead of stdout");

@@ -2,6 +2,7 @@
 // the file, written atomically (model::write_file_atomically).
 #pragma once
 
+#include <iostream>
 #include <string>
 
 #include "model/json.h"
@@ -13,5 +14,8 @@ inline bool to_stdout(const std::string& output) { return output.empty() || outp
 inline void write_report(const std::string& output, const std::string& text) {
   model::write_file_atomically(to_stdout(output) ? "-" : output, text);
 }
+
+// Snapshot reader warnings (a newer minor schema's unknown fields) go to stderr.
+inline void warn_on_stderr(const std::string& warning) { std::cerr << "dpscope: warning: " << warning << "\n"; }
 
 }  // namespace dpscope::cli

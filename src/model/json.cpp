@@ -1,5 +1,7 @@
 #include "model/json.h"
 
+#include <set>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -518,6 +520,7 @@ json to_json(const Snapshot& s) {
                {"taken_at", s.node.taken_at},
                {"tool_version", s.node.tool_version},
                {"inputs", s.node.inputs}};
+  put_opt(node, "cgroup_memory_nobpf", s.node.cgroup_memory_nobpf);
   json tables = json::array();
   for (const auto& t : s.netfilter.tables) tables.push_back(table_json(t));
   json collection = {{"nft_retries", s.netfilter.collection.nft_retries}};
@@ -538,6 +541,33 @@ json to_json(const Snapshot& s) {
   return j;
 }
 
+namespace {
+
+void collect_unknown(const json& file, const json& known, const std::string& path, std::set<std::string>& out) {
+  if (file.is_object()) {
+    for (auto it = file.begin(); it != file.end(); ++it) {
+      const std::string p = path + "/" + it.key();
+      if (!known.is_object() || !known.contains(it.key())) {
+        out.insert(p);
+      } else {
+        collect_unknown(it.value(), known.at(it.key()), p, out);
+      }
+    }
+  } else if (file.is_array() && known.is_array()) {
+    for (size_t i = 0; i < file.size(); ++i) {
+      if (i < known.size()) collect_unknown(file[i], known[i], path + "/[]", out);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> unknown_fields(const json& file, const Snapshot& s) {
+  std::set<std::string> out;
+  collect_unknown(file, to_json(s), "", out);
+  return {out.begin(), out.end()};
+}
+
 Snapshot from_json(const json& j, const std::string& origin) {
   try {
     Reader r(j, "");
@@ -553,6 +583,7 @@ Snapshot from_json(const json& j, const std::string& origin) {
       s.node.taken_at = n.str_or("taken_at");
       s.node.tool_version = n.str_or("tool_version");
       s.node.inputs = n.strings_or("inputs");
+      if (n.has("cgroup_memory_nobpf")) s.node.cgroup_memory_nobpf = n.bool_or("cgroup_memory_nobpf", false);
     }
     if (r.has("netfilter")) {
       Reader nf = r.at("netfilter");

@@ -29,7 +29,14 @@ struct LoadOptions {
   // the rules of a few chains (analysis::rule_detail_for); a 20k-service node
   // has 350k rules, most of them never read.
   std::function<RuleDetail(std::string_view chain)> rule_detail;
+  // Told about a file of a newer minor schema version ("v1.1") with fields this
+  // dpscope does not know (they are ignored): one sentence per file.
+  std::function<void(const std::string& warning)> warn;
 };
+
+// JSON paths ("/node/zone", "/ebpf/maps/[]/numa_node") of a snapshot file's
+// fields outside its rules that this dpscope does not read.
+std::vector<std::string> unknown_fields(const nlohmann::json& file, const Snapshot& s);
 
 // Throws InputError(origin, line, what) on invalid JSON, a wrong or unknown
 // schema, or a field of the wrong type. `origin` names the source in messages.

@@ -28,6 +28,9 @@ struct NodeInfo {
   std::string taken_at;     // RFC 3339 UTC
   std::string tool_version; // dpscope version that wrote it
   std::vector<std::string> inputs;  // imported files, as given on the command line
+  // `cgroup.memory=nobpf` on the kernel command line (/proc/cmdline): BPF map
+  // memory is then charged to no memory cgroup. Unset when not read (imports).
+  std::optional<bool> cgroup_memory_nobpf;
   bool operator==(const NodeInfo&) const = default;
 };
 

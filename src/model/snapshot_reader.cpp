@@ -646,6 +646,18 @@ Snapshot read_snapshot(Input&& input, InputControl& in, Reopen reopen, const std
     throw InputError(origin, line_of_byte(*again, byte ? byte - 1 : 0), "invalid JSON: " + what);
   }
   Snapshot s = from_json(root, origin);  // schema first: a v2 file is "unsupported", not a chain error
+  // A newer minor version only adds fields; say which ones this dpscope ignores.
+  if (options.warn && s.schema != kSchema) {
+    const auto unknown = unknown_fields(root, s);
+    if (!unknown.empty()) {
+      std::string list;
+      for (size_t i = 0; i < unknown.size() && i < 8; ++i) list += (i ? ", " : "") + unknown[i];
+      if (unknown.size() > 8) list += ", ... (" + std::to_string(unknown.size() - 8) + " more)";
+      options.warn(origin + ": schema \"" + s.schema + "\" is newer than this dpscope's \"" + kSchema + "\": " +
+                   std::to_string(unknown.size()) + " unknown field" + (unknown.size() == 1 ? "" : "s") +
+                   " ignored (" + list + ")");
+    }
+  }
   if (!sax.chain_error.empty()) throw InputError(origin, 0, sax.chain_error);
   for (size_t i = 0; i < sax.chains.size() && i < s.netfilter.tables.size(); ++i) {
     s.netfilter.tables[i].chains = std::move(sax.chains[i]);

@@ -20,6 +20,7 @@ enum ExitCode : int {
   kExitBadInput = 2,
   kExitIncomplete = 3,
   kExitInternal = 4,
+  kExitNothingRead = 5,  // snapshot written, but no section could be read at all (no privilege)
 };
 
 class InputError : public std::runtime_error {

@@ -129,9 +129,17 @@ TEST(AnalysisMode, KubeletChainsAloneAreNotKubeProxy) {
   auto a = analyze(s);
   EXPECT_EQ(a.netfilter.kube_chains, 4u);
   EXPECT_EQ(a.netfilter.kube_proxy_chains, 0u);
-  EXPECT_EQ(a.mode.id, "none");
+  // No eBPF section: "no service dataplane" is not concluded from netfilter alone.
+  EXPECT_EQ(a.mode.id, "unknown");
+  EXPECT_EQ(a.mode.label, "no service dataplane seen (eBPF not seen)");
   ASSERT_FALSE(a.mode.evidence.empty());
   EXPECT_NE(a.mode.evidence.front().find("kubelet"), std::string::npos);
+  a = analyze([&] {
+    auto with_ebpf = s;
+    with_ebpf.ebpf.collected = true;
+    return with_ebpf;
+  }());
+  EXPECT_EQ(a.mode.id, "none");
 }
 
 TEST(AnalysisMode, CiliumChainsWithoutKubeProxyAndWithoutEbpfAreInferredKpr) {

@@ -93,9 +93,12 @@ TEST(BpftoolImport, WholeImportFillsTheEbpfSection) {
   EXPECT_TRUE(snap.ebpf.collected);
   EXPECT_EQ(snap.ebpf.programs.size(), load(kProgs).size());
   EXPECT_EQ(snap.ebpf.maps.size(), load(kMaps).size());
-  // No net input: attachments are unknown, not empty.
-  ASSERT_EQ(snap.unavailable.size(), 1u);
+  // No net input: attachments are unknown, not empty; the listed service maps'
+  // entries were not imported, not 0.
+  ASSERT_EQ(snap.unavailable.size(), 2u);
   EXPECT_EQ(snap.unavailable[0].section, "ebpf.attachments");
+  EXPECT_EQ(snap.unavailable[1].section, "ebpf.services");
+  EXPECT_EQ(snap.unavailable[1].reason.rfind("not imported: `bpftool map show` lists the service maps (", 0), 0u);
 }
 
 TEST(BpftoolImport, NewerBpftoolTcxAndXdpEntries) {
