@@ -7,6 +7,7 @@
 #include <set>
 
 #include "analysis/analysis.h"
+#include "model/compression.h"
 #include "model/json.h"
 #include "util/error.h"
 
@@ -19,11 +20,13 @@ ClusterInput load_cluster(const std::string& dir, const std::string& label) {
   c.dir = dir;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.is_regular_file() && e.path().extension() == ".json") c.files.push_back(e.path().string());
+    if (e.is_regular_file() && model::is_snapshot_file_name(e.path().filename().string())) {
+      c.files.push_back(e.path().string());
+    }
   }
   if (ec) throw InputError(dir, 0, "cannot list the folder: " + ec.message());
   std::sort(c.files.begin(), c.files.end());
-  if (c.files.empty()) throw InputError(dir, 0, "no *.json node snapshots in this folder");
+  if (c.files.empty()) throw InputError(dir, 0, "no node snapshots (*.json, *.json.zst, *.json.gz) in this folder");
   c.snapshots = model::load_snapshots(c.files, {analysis::rule_detail_for});
   std::string name = fs::path(dir).lexically_normal().filename().string();
   if (name.empty()) name = fs::path(dir).lexically_normal().parent_path().filename().string();
