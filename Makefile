@@ -7,7 +7,7 @@ FORMAT     ?= text
 JOBS       ?= $(shell nproc)
 CMAKE_GEN  := -G Ninja
 
-.PHONY: all deps build build-asan demo test test-unit bench fuzz format clean static image
+.PHONY: all deps build build-asan demo test test-unit bench fuzz format clean static image docker-image
 
 all: build
 
@@ -41,6 +41,7 @@ test: build build-asan
 bench: build
 	@bench/run.sh $(BUILD)
 	@bench/compare.sh $(BUILD)
+	@bench/compression.sh $(BUILD)
 
 # Self-contained bundle (binary + shared libraries + loader; Debian has no
 # libmnl.a, so no fully static link): a directory that is a root file system.
@@ -51,6 +52,10 @@ static: build
 IMAGE ?= localhost/dpscope:0.1.0
 image: static
 	@scripts/image.sh $(BUILD)/bundle $(IMAGE) $(BUILD)/dpscope-image.oci.tar
+
+# The same image with Docker (packaging/Dockerfile; the bundle is the context).
+docker-image: static
+	@docker build -f packaging/Dockerfile -t $(IMAGE) $(BUILD)/bundle
 
 format:
 	@clang-format -i $$(git ls-files '*.cpp' '*.h')

@@ -3,12 +3,16 @@
 #include "reports/resident_cost.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "analysis/analysis.h"
+#include "model/compression.h"
 #include "model/json.h"
 #include "util/error.h"
 
@@ -21,12 +25,34 @@ ClusterInput load_cluster(const std::string& dir, const std::string& label) {
   c.dir = dir;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.is_regular_file() && e.path().extension() == ".json") c.files.push_back(e.path().string());
+    if (e.is_regular_file() && model::is_snapshot_file_name(e.path().filename().string())) {
+      c.files.push_back(e.path().string());
+    }
   }
   if (ec) throw InputError(dir, 0, "cannot list the folder: " + ec.message());
   std::sort(c.files.begin(), c.files.end());
-  if (c.files.empty()) throw InputError(dir, 0, "no *.json node snapshots in this folder");
-  c.snapshots = model::load_snapshots(c.files, {analysis::rule_detail_for});
+  if (c.files.empty()) throw InputError(dir, 0, "no node snapshots (*.json, *.json.zst, *.json.gz) in this folder");
+  c.nodes.resize(c.files.size());
+  std::vector<std::exception_ptr> errors(c.files.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next++) < c.files.size();) {
+      try {
+        const model::Snapshot s = model::load_snapshot(c.files[i], {analysis::rule_detail_for});
+        c.nodes[i] = analyze_input({"", c.files[i], &s});
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  const size_t threads = std::min<size_t>(c.files.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);  // the first failing file, in folder order
+  }
   std::string name = fs::path(dir).lexically_normal().filename().string();
   if (name.empty()) name = fs::path(dir).lexically_normal().parent_path().filename().string();
   c.label = label.empty() ? name : label;
@@ -79,11 +105,9 @@ Comparison compare_clusters(const std::vector<ClusterInput>& clusters) {
   std::vector<std::vector<NodeFacts>> facts(clusters.size());
   for (size_t ci = 0; ci < clusters.size(); ++ci) {
     const auto& c = clusters[ci];
-    std::vector<SideInput> nodes;
-    for (size_t i = 0; i < c.snapshots.size(); ++i) nodes.push_back({"", c.files[i], &c.snapshots[i]});
-    per_cluster.push_back(compare(nodes));
-    for (size_t i = 0; i < c.snapshots.size(); ++i) {
-      auto a = analysis::analyze(c.snapshots[i]);
+    per_cluster.push_back(compare(c.nodes));
+    for (size_t i = 0; i < c.nodes.size(); ++i) {
+      const auto& a = c.nodes[i].analysis;
       NodeFacts f;
       f.name = per_cluster.back().sides[i].label;
       f.mode = a.mode.id;
@@ -109,7 +133,7 @@ Comparison compare_clusters(const std::vector<ClusterInput>& clusters) {
     for (size_t ci = 0; ci < clusters.size(); ++ci) r.values.push_back(f(ci));
     out.rows.push_back(std::move(r));
   };
-  add("cluster.nodes", "cluster", "nodes", [&](size_t ci) { return Cell::num(clusters[ci].snapshots.size()); });
+  add("cluster.nodes", "cluster", "nodes", [&](size_t ci) { return Cell::num(clusters[ci].nodes.size()); });
   add("cluster.mode", "cluster", "mode (most nodes)", [&](size_t ci) { return Cell::str(out.sides[ci].mode_label); });
 
   // Drift: a node whose mode differs from its cluster's, one missing service
@@ -175,7 +199,7 @@ Comparison compare_clusters(const std::vector<ClusterInput>& clusters) {
         Cell bad = Cell::num(0);
         bad.kind = Cell::Kind::Number;
         std::vector<uint64_t> v = numbers(ci, &bad);
-        if (v.size() != clusters[ci].snapshots.size()) {
+        if (v.size() != clusters[ci].nodes.size()) {
           if (bad.kind == Cell::Kind::Unavailable) return Cell::unavailable("on some nodes: " + bad.text);
           return Cell::not_collected();
         }

@@ -15,10 +15,12 @@ struct ClusterInput {
   std::string label;                          // "" = folder name
   std::string dir;
   std::vector<std::string> files;             // node snapshot files, sorted
-  std::vector<model::Snapshot> snapshots;     // same order
+  std::vector<AnalyzedInput> nodes;           // same order: each snapshot analysed as it is read
 };
 
-// Lists DIR/*.json (sorted) and loads them; throws InputError when DIR holds none.
+// Lists DIR/*.json, *.json.zst, *.json.gz (sorted) and reads them, in
+// parallel, each one analysed and dropped right after it is read (memory is
+// the analyses, not the snapshots); throws InputError when DIR holds none.
 ClusterInput load_cluster(const std::string& dir, const std::string& label);
 
 Comparison compare_clusters(const std::vector<ClusterInput>& clusters);

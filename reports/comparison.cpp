@@ -209,11 +209,23 @@ std::vector<std::string> findings(const std::vector<NodeAnalysis>& nodes, const 
 
 }  // namespace
 
+AnalyzedInput analyze_input(const SideInput& in) {
+  AnalyzedInput out{in.label, in.source, analysis::analyze(*in.snapshot), {}};
+  for (const auto& u : in.snapshot->unavailable) out.unavailable.push_back(u.section + ": " + u.reason);
+  return out;
+}
+
 Comparison compare(const std::vector<SideInput>& inputs) {
+  std::vector<AnalyzedInput> analyzed;
+  for (const auto& in : inputs) analyzed.push_back(analyze_input(in));
+  return compare(std::move(analyzed));
+}
+
+Comparison compare(std::vector<AnalyzedInput> inputs) {
   Comparison cmp;
   std::vector<NodeAnalysis> nodes;
-  for (const auto& in : inputs) {
-    nodes.push_back(analysis::analyze(*in.snapshot));
+  for (auto& in : inputs) {
+    nodes.push_back(std::move(in.analysis));
     const auto& a = nodes.back();
     Side side;
     side.node = a.node;
@@ -222,7 +234,7 @@ Comparison compare(const std::vector<SideInput>& inputs) {
     side.mode = a.mode.id;
     side.mode_label = a.mode.label;
     side.evidence = a.mode.evidence;
-    for (const auto& u : in.snapshot->unavailable) side.unavailable.push_back(u.section + ": " + u.reason);
+    side.unavailable = std::move(in.unavailable);
     side.memlock_band = a.ebpf.memlock.id;
     if (a.ebpf.availability.usable()) {
       side.memory_notes.push_back("fdinfo memlock on this kernel: " + a.ebpf.memlock.meaning);

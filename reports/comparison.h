@@ -99,6 +99,17 @@ struct SideInput {
 
 Comparison compare(const std::vector<SideInput>& inputs);
 
+// A side reduced to what compare() reads of it: a cluster of 50 nodes keeps
+// 50 of these (a few hundred KB each), not 50 snapshots (tens of MB each).
+struct AnalyzedInput {
+  std::string label;
+  std::string source;
+  analysis::NodeAnalysis analysis;
+  std::vector<std::string> unavailable;  // "section: reason"
+};
+AnalyzedInput analyze_input(const SideInput& in);
+Comparison compare(std::vector<AnalyzedInput> inputs);
+
 // "1.5 MiB", "512 B"
 std::string human_bytes(uint64_t bytes);
 

@@ -29,6 +29,9 @@ tmp="$out.tmp.$$"
 rm -rf "$tmp"
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/usr/local/bin" "$tmp/bin" "$tmp/proc" "$tmp/sys"
+# /tmp: where the snapshot is written in the pod (and fetched from with
+# `kubectl exec ... dpscope-once --cat`), and the rule spool's home.
+mkdir -m 1777 "$tmp/tmp"
 
 # ldd prints "name => /path (addr)" for libraries and "/path (addr)" for the loader.
 libs=$(ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' | sort -u)

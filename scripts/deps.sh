@@ -4,12 +4,12 @@
 set -eu
 
 PACKAGES="build-essential cmake ninja-build pkg-config
-  libnftnl-dev libmnl-dev libbpf-dev libelf-dev zlib1g-dev libcli11-dev nlohmann-json3-dev
+  libnftnl-dev libmnl-dev libbpf-dev libelf-dev zlib1g-dev libzstd-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev
   clang llvm
   iptables nftables iproute2 bpftool procps
   nfacct time
-  jq
+  jq zstd
   chromium chromium-driver"
 
 missing=""

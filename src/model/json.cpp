@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "model/compression.h"
 #include "util/error.h"
 #include "util/memory.h"
 
@@ -612,7 +613,10 @@ Snapshot from_json(const json& j, const std::string& origin) {
   }
 }
 
-std::string read_file(const std::string& path) {
+namespace {
+
+// The bytes of a file as stored (no decompression).
+std::string read_stored(const std::string& path) {
   if (path == "-") {
     std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
     return text;
@@ -647,6 +651,18 @@ std::string read_file(const std::string& path) {
   return text;
 }
 
+std::string origin_of(const std::string& path) { return path == "-" ? "<stdin>" : path; }
+
+}  // namespace
+
+std::string read_file(const std::string& path) {
+  std::string text = read_stored(path);
+  const Compression c = compression_of(text);
+  if (c == Compression::None) return text;
+  const FileBytes plain = decompress(c, text, origin_of(path));
+  return std::string(plain.view());
+}
+
 FileBytes read_file_bytes(const std::string& path) {
   static constexpr size_t kParallel = 8 << 20;  // below this one read() is as quick
   struct stat st {};
@@ -678,14 +694,15 @@ FileBytes read_file_bytes(const std::string& path) {
       const bool complete = std::all_of(ok.begin(), ok.end(), [](char c) { return c != 0; }) &&
                             ::pread(fd, &extra, 1, static_cast<off_t>(size)) == 0;  // not grown meanwhile
       ::close(fd);
-      if (complete) return out;
+      if (complete) {
+        const Compression c = compression_of(out.view());
+        return c == Compression::None ? std::move(out) : decompress(c, out.view(), path);
+      }
     }
   }
   // Small, special or changing files: the plain path, with its error messages.
-  std::string text = read_file(path);
-  FileBytes out{std::unique_ptr<char[]>(new char[text.size() + 1]), text.size()};
-  std::memcpy(out.data.get(), text.data(), text.size());
-  return out;
+  const std::string text = read_stored(path);
+  return decompress(compression_of(text), text, origin_of(path));  // a plain copy when not compressed
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {

@@ -27,6 +27,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "model/compression.h"
 #include "model/json.h"
 #include "util/error.h"
 #include "util/fd.h"
@@ -116,6 +117,10 @@ class Input {
       : control_(&control), pos_(text.data()), end_(text.data() + text.size()) {}
   Input(int fd, InputControl& control)
       : control_(&control), fd_(fd), buffer_(1 << 20), pos_(buffer_.data()), end_(buffer_.data()) {}
+  // A compressed file: the buffer is filled with decompressed bytes (its
+  // errors, InputError, end the parse).
+  Input(Decompressor& source, InputControl& control)
+      : control_(&control), source_(&source), buffer_(1 << 20), pos_(buffer_.data()), end_(buffer_.data()) {}
 
   std::char_traits<char>::int_type get_character() {
     if (control_->skip_requested) return skip_to_close();
@@ -125,6 +130,13 @@ class Input {
 
  private:
   bool refill() {
+    if (source_ != nullptr) {
+      const size_t n = source_->read(buffer_.data(), buffer_.size());
+      if (n == 0) return false;
+      pos_ = buffer_.data();
+      end_ = pos_ + n;
+      return true;
+    }
     if (fd_ < 0) return false;
     for (;;) {
       const ssize_t n = ::read(fd_, buffer_.data(), buffer_.size());
@@ -175,6 +187,7 @@ class Input {
   }
 
   InputControl* control_;
+  Decompressor* source_ = nullptr;
   int fd_ = -1;
   std::vector<char> buffer_;
   const char* pos_;
@@ -675,11 +688,23 @@ Snapshot from_json_text(const std::string& text, const std::string& origin, cons
 
 Snapshot load_snapshot(const std::string& path, const LoadOptions& options) {
   const std::string origin = path == "-" ? "<stdin>" : path;
-  if (path == "-") return from_json_text(read_file(path), origin, options);
+  if (path == "-") return from_json_text(read_file(path), origin, options);  // decompressed when compressed
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) throw InputError(path, 0, "is a directory, expected a file");
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) throw InputError(path, 0, std::string("cannot open: ") + std::strerror(errno));
+  char head[4];
+  const ssize_t got = ::pread(fd.get(), head, sizeof head, 0);
+  const Compression compression =
+      got > 0 ? compression_of(std::string_view(head, static_cast<size_t>(got))) : Compression::None;
+  if (compression != Compression::None) {
+    // Decompressed as it is read; a syntax error's line is counted in the
+    // decompressed text (read again, whole, only then).
+    Decompressor source(compression, fd.get(), origin);
+    InputControl control;
+    return read_snapshot(Input(source, control), control,
+                         [&] { return std::make_unique<std::istringstream>(read_file(path)); }, origin, options);
+  }
   InputControl control;
   return read_snapshot(Input(fd.get(), control), control, [&] { return std::make_unique<std::ifstream>(path, std::ios::binary); }, origin,
                        options);

@@ -19,6 +19,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "model/compression.h"
 #include "model/json.h"
 #include "util/error.h"
 #include "util/memory.h"
@@ -739,6 +740,16 @@ namespace {
   throw InputError(path, 0, std::string("cannot write output file: ") + std::strerror(err ? err : EIO));
 }
 
+// The snapshot into `out`, compressed on the way when asked: the compressor
+// sits between the writer and the file, so plain output keeps its direct
+// path (writev from the rule text where it lies).
+void write_snapshot_as(const Snapshot& s, std::FILE* out, Compression c, const RuleText* rule_text) {
+  if (c == Compression::None) return write_snapshot(s, out, rule_text);
+  CompressingFile z(out, c);
+  write_snapshot(s, z.get(), rule_text);
+  z.finish();
+}
+
 }  // namespace
 
 void save_snapshot(const Snapshot& s, const std::string& path, const RuleText* rule_text) {
@@ -751,6 +762,11 @@ void save_snapshot(const Snapshot& s, const std::string& path, const RuleText* r
     }
     return;
   }
+  if (const auto suffix = unsupported_compression_suffix(path); !suffix.empty()) {
+    throw InputError(path, 0, "cannot write " + std::string(suffix) +
+                                  " compression: name the file .json.zst (zstd) or .json.gz (gzip), or .json for plain JSON");
+  }
+  const Compression compression = compression_for_name(path);
   static constexpr size_t kBuffer = 1 << 20;
   // An existing FIFO or device (/dev/null, /dev/stdout) is written in place:
   // renaming a temporary file over it would replace the node itself.
@@ -761,7 +777,7 @@ void save_snapshot(const Snapshot& s, const std::string& path, const RuleText* r
     if (!f) write_failed(path, errno);
     std::setvbuf(f.get(), nullptr, _IOFBF, kBuffer);
     try {
-      write_snapshot(s, f.get(), rule_text);
+      write_snapshot_as(s, f.get(), compression, rule_text);
       if (std::fclose(f.release()) != 0) throw std::runtime_error(std::strerror(errno));
     } catch (const std::runtime_error&) {
       write_failed(path, errno);
@@ -780,7 +796,7 @@ void save_snapshot(const Snapshot& s, const std::string& path, const RuleText* r
   }
   std::setvbuf(f.get(), nullptr, _IOFBF, kBuffer);
   try {
-    write_snapshot(s, f.get(), rule_text);
+    write_snapshot_as(s, f.get(), compression, rule_text);
     if (std::fflush(f.get()) != 0) throw std::runtime_error(std::strerror(errno));
     ::fchmod(fileno(f.get()), 0644);  // as write_file_atomically
     if (std::fclose(f.release()) != 0) throw std::runtime_error(std::strerror(errno));

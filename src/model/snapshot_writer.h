@@ -144,6 +144,8 @@ void write_snapshot(const Snapshot& s, std::FILE* out, const RuleText* rule_text
 // Writes `s` to `path`: "-" is stdout; an existing FIFO or device is written
 // in place; otherwise a temporary file in the same directory is renamed over
 // `path` once complete, so a failure never leaves a half-written file.
+// A name ending in .zst or .gz is written compressed (zstd, gzip; see
+// model/compression.h); stdout is always plain JSON.
 // Throws InputError (cannot create or write the file) or SystemError (stdout).
 void save_snapshot(const Snapshot& s, const std::string& path, const RuleText* rule_text = nullptr);
 

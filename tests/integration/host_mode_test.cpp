@@ -113,8 +113,10 @@ TEST(HostBundle, SnapshotsANetnsFromAnEmptyRoot) {
   TempDir dir;
   std::string root = make_bundle(dir, "root");
   // Nothing but the bundle: the binary, its libraries and loader, the
-  // DaemonSet helper, the wrapper, the manifest, and the two mount points.
-  EXPECT_EQ(entries(root), (std::set<std::string>{"MANIFEST", "bin", "lib", "lib64", "usr", "proc", "sys"}));
+  // DaemonSet helper, the wrapper, the manifest, the two mount points and an
+  // empty /tmp (where a pod writes its snapshot file).
+  EXPECT_EQ(entries(root), (std::set<std::string>{"MANIFEST", "bin", "lib", "lib64", "usr", "proc", "sys", "tmp"}));
+  EXPECT_TRUE(fs::is_empty(root + "/tmp"));
   EXPECT_TRUE(fs::is_empty(root + "/proc"));
   EXPECT_TRUE(fs::is_empty(root + "/sys"));
   EXPECT_EQ(entries(root + "/usr"), std::set<std::string>{"local"});
