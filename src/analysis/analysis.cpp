@@ -466,7 +466,7 @@ std::string plural(uint64_t n, const std::string& one, const std::string& many) 
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
-Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e, const model::Snapshot& s) {
+Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e) {
   Mode m;
   std::vector<std::string> kube_proxy;  // which kube-proxy modes have evidence
   uint64_t ipvs_chains = n.families.count("KUBE-ipvs") ? n.families.at("KUBE-ipvs").chains : 0;
@@ -613,7 +613,7 @@ NodeAnalysis analyze(const model::Snapshot& s) {
   a.netfilter = analyze_netfilter(s);
   a.ebpf = analyze_ebpf(s);
   a.agents = analyze_agents(s, a.ebpf, availability_of(s, "agents", s.agents.collected));
-  a.mode = decide_mode(a.netfilter, a.ebpf, s);
+  a.mode = decide_mode(a.netfilter, a.ebpf);
   return a;
 }
 

@@ -89,7 +89,8 @@ std::vector<Place> find_address(const model::Snapshot& s, const AddressQuery& q)
         std::string detail = r.verdict_kind == "none" ? "(no target)" : "-> " + r.target;
         if (!r.target_args.empty()) detail += " " + r.target_args;
         if (!r.match.comment.empty()) detail += "  /* " + r.match.comment + " */";
-        Place p{backend, t.family + " " + t.name + " " + c.name + " #" + std::to_string(r.position), field, detail};
+        Place p{backend, t.family + " " + t.name + " " + c.name + " #" + std::to_string(r.position), field, detail,
+                {}, {}, 0, {}};
         p.table = t.family + " " + t.name;
         p.chain = c.name;
         p.position = r.position;
@@ -111,7 +112,7 @@ std::vector<Place> find_address(const model::Snapshot& s, const AddressQuery& q)
         bool value_match = e.value.find(q.address) != std::string::npos;
         if (!key_match && !value_match) continue;
         Place p{backend, t.family + " " + t.name + " " + (set.is_map ? "map " : "set ") + set.name,
-                key_match ? "map key" : "map value", e.key + (e.value.empty() ? "" : " : " + e.value)};
+                key_match ? "map key" : "map value", e.key + (e.value.empty() ? "" : " : " + e.value), {}, {}, 0, {}};
         p.table = t.family + " " + t.name;
         p.set = set.name;
         out.push_back(std::move(p));
@@ -123,13 +124,15 @@ std::vector<Place> find_address(const model::Snapshot& s, const AddressQuery& q)
       if (f.address != q.address || (q.port && f.port != *q.port)) continue;
       out.push_back({svc.dataplane, "service " + std::to_string(f.service_id), "frontend",
                      f.address + ":" + std::to_string(f.port) + "/" + f.protocol + " " + f.type + ", " +
-                         std::to_string(f.backends) + " backend" + (f.backends == 1 ? "" : "s")});
+                         std::to_string(f.backends) + " backend" + (f.backends == 1 ? "" : "s"),
+                     {}, {}, 0, {}});
     }
     for (const auto& b : svc.backends) {
       if (b.address != q.address || (q.port && b.port != *q.port)) continue;
       out.push_back({svc.dataplane, "backend " + std::to_string(b.id), "backend",
                      b.address + ":" + std::to_string(b.port) + "/" + b.protocol +
-                         (b.state.empty() ? "" : " (" + b.state + ")")});
+                         (b.state.empty() ? "" : " (" + b.state + ")"),
+                     {}, {}, 0, {}});
     }
   }
   return out;

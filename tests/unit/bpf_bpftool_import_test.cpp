@@ -96,9 +96,9 @@ TEST(BpftoolImport, WholeImportFillsTheEbpfSection) {
   // No net input: attachments are unknown, not empty; the listed service maps'
   // entries were not imported, not 0.
   ASSERT_EQ(snap.unavailable.size(), 2u);
-  EXPECT_EQ(snap.unavailable[0].section, "ebpf.attachments");
-  EXPECT_EQ(snap.unavailable[1].section, "ebpf.services");
-  EXPECT_EQ(snap.unavailable[1].reason.rfind("not imported: `bpftool map show` lists the service maps (", 0), 0u);
+  EXPECT_EQ(snap.unavailable[1].section, "ebpf.attachments");
+  EXPECT_EQ(snap.unavailable[0].section, "ebpf.services");
+  EXPECT_EQ(snap.unavailable[0].reason.rfind("not imported: `bpftool map show` lists the service maps (", 0), 0u);
 }
 
 TEST(BpftoolImport, NewerBpftoolTcxAndXdpEntries) {
