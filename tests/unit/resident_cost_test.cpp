@@ -167,10 +167,13 @@ TEST(ResidentCost, NoSectionForSnapshotsWithoutAgents) {
 }
 
 TEST(ResidentCost, ClustersMinMedianMaxPerNode) {
+  // A cluster folder keeps each node analysed, as load_cluster() does.
+  auto analysed = [](const model::Snapshot& s) { return analyze_input({"", s.node.name, &s}); };
   ClusterInput kp{"kube-proxy", "kp", {"n1", "n2", "n3"},
-                  {kube_proxy_node("n1", 40), kube_proxy_node("n2", 50), kube_proxy_node("n3", 70)}};
+                  {analysed(kube_proxy_node("n1", 40)), analysed(kube_proxy_node("n2", 50)),
+                   analysed(kube_proxy_node("n3", 70))}};
   ClusterInput cil{"cilium", "cil", {"c1", "c2"},
-                   {cilium_node("c1", "2026-11-30T08:00:00Z"), kube_proxy_node("c2", 30)}};  // c2 drifts
+                   {analysed(cilium_node("c1", "2026-11-30T08:00:00Z")), analysed(kube_proxy_node("c2", 30))}};  // c2 drifts
   const Comparison c = compare_clusters({kp, cil});
   EXPECT_EQ(number(c, "cluster.resident.total_bytes.min", 0), 40 * MiB);
   EXPECT_EQ(number(c, "cluster.resident.total_bytes.median", 0), 50 * MiB);
