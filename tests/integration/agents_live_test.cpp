@@ -422,7 +422,7 @@ TEST_F(AgentsLive, CompareAnswersTheSeedQuestion) {
 
   BpffsDir bpffs("agents");
   bpffix::BpfObject cilium(bpffix::fixture_object("cilium_node"), bpffs.path() + "/tc/globals");
-  std::this_thread::sleep_for(std::chrono::milliseconds(3100));  // the agent starts after its maps: a restart
+  std::this_thread::sleep_for(std::chrono::milliseconds(5100));  // after its maps, beyond the 2 s margin plus clock rounding: a restart
   Agent ca{"cilium-agent", "cilium-agent", "cilium", "exe", true, 80, 5, {}, {}, {}, {}};
   start(ca, cg, bin_.path(), 11);
   auto b = run({dpscope_bin(), "snapshot", "-q", "-o", out.file("cilium.json")});
