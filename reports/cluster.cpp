@@ -20,7 +20,8 @@ namespace dpscope::reports {
 
 namespace fs = std::filesystem;
 
-ClusterInput load_cluster(const std::string& dir, const std::string& label) {
+ClusterInput load_cluster(const std::string& dir, const std::string& label,
+                          const std::function<void(const std::string&)>& warn) {
   ClusterInput c;
   c.dir = dir;
   std::error_code ec;
@@ -34,11 +35,13 @@ ClusterInput load_cluster(const std::string& dir, const std::string& label) {
   if (c.files.empty()) throw InputError(dir, 0, "no node snapshots (*.json, *.json.zst, *.json.gz) in this folder");
   c.nodes.resize(c.files.size());
   std::vector<std::exception_ptr> errors(c.files.size());
+  std::vector<std::vector<std::string>> warnings(c.files.size());  // per file: printed in folder order
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t i; (i = next++) < c.files.size();) {
       try {
-        const model::Snapshot s = model::load_snapshot(c.files[i], {analysis::rule_detail_for});
+        auto collect = [&warnings, i](const std::string& w) { warnings[i].push_back(w); };
+        const model::Snapshot s = model::load_snapshot(c.files[i], {analysis::rule_detail_for, collect});
         c.nodes[i] = analyze_input({"", c.files[i], &s});
       } catch (...) {
         errors[i] = std::current_exception();
@@ -50,6 +53,11 @@ ClusterInput load_cluster(const std::string& dir, const std::string& label) {
   for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
+  if (warn) {
+    for (const auto& file : warnings) {
+      for (const auto& w : file) warn(w);
+    }
+  }
   for (const auto& e : errors) {
     if (e) std::rethrow_exception(e);  // the first failing file, in folder order
   }

@@ -4,6 +4,7 @@
 // side per cluster), so every renderer prints it.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,10 @@ struct ClusterInput {
 // Lists DIR/*.json, *.json.zst, *.json.gz (sorted) and reads them, in
 // parallel, each one analysed and dropped right after it is read (memory is
 // the analyses, not the snapshots); throws InputError when DIR holds none.
-ClusterInput load_cluster(const std::string& dir, const std::string& label);
+// `warn` gets the readers' warnings (a newer minor schema's unknown fields),
+// in folder order.
+ClusterInput load_cluster(const std::string& dir, const std::string& label,
+                          const std::function<void(const std::string&)>& warn = {});
 
 Comparison compare_clusters(const std::vector<ClusterInput>& clusters);
 

@@ -102,9 +102,10 @@ Cell guarded(const Availability& a, uint64_t n, std::string display = {}) {
   if (a.unavailable) return Cell::unavailable(a.reason);
   if (!a.collected) return Cell::not_collected(a.reason);
   Cell c = Cell::num(n, std::move(display));
-  if (!a.incomplete.empty()) {
-    c.incomplete = true;
-    for (const auto& i : a.incomplete) {
+  // A total over a section with a part left out of the input is not the node's total.
+  for (const auto* gaps : {&a.incomplete, &a.not_imported}) {
+    for (const auto& i : *gaps) {
+      c.incomplete = true;
       if (!c.incomplete_reason.empty()) c.incomplete_reason += "; ";
       c.incomplete_reason += i;
     }
@@ -135,6 +136,13 @@ std::string n_of(uint64_t n, const std::string& one, const std::string& many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
+// "netfilter.iptables-legacy, netfilter.nftables-native" of an Availability's not_imported.
+std::string not_imported_parts(const analysis::Availability& a) {
+  std::string out;
+  for (const auto& i : a.not_imported) out += (out.empty() ? "" : ", ") + i.substr(0, i.find(':'));
+  return out;
+}
+
 // Findings conclude only from sections read in full: a count from a partial or
 // unreadable section is never a fact to compare.
 std::vector<std::string> findings(const std::vector<NodeAnalysis>& nodes, const std::vector<Side>& sides) {
@@ -146,6 +154,10 @@ std::vector<std::string> findings(const std::vector<NodeAnalysis>& nodes, const 
     if (!nf.availability.complete()) {
       out.push_back(who + ": netfilter was " + nf.availability.gap() +
                     ", so no finding is drawn from its rule counts.");
+    } else if (!nf.availability.whole() && nf.kube_svc_chains + nf.kube_sep_chains == 0 &&
+               !nf.kube_proxy_nft.present) {
+      out.push_back(who + ": " + not_imported_parts(nf.availability) +
+                    " not imported, so no finding is drawn from the absence of rules there.");
     } else if (nf.kube_svc_chains + nf.kube_sep_chains > 0) {
       std::string service_ips = nf.service_ips_visible()
                                     ? n_of(nf.service_ip_rules, "service-IP rule", "service-IP rules") + " in KUBE-SERVICES"
@@ -164,14 +176,14 @@ std::vector<std::string> findings(const std::vector<NodeAnalysis>& nodes, const 
                     ", so the services they program are not known.");
     } else if (cil && cil->frontends > 0 && n.ebpf.services_av.complete()) {
       std::string iptables;
-      if (nf.availability.complete() && nf.service_ips_visible() && nf.service_ip_rules == 0) {
+      if (nf.availability.whole() && nf.service_ips_visible() && nf.service_ip_rules == 0) {
         iptables = " and has no service-IP rule in iptables";
       }
       out.push_back(who + " programs " + n_of(cil->frontends, "service frontend", "service frontends") + " (" +
                     n_of(cil->backends, "backend", "backends") + ") in Cilium's eBPF service map" + iptables +
                     ": one hash lookup per new connection, whatever the number of services.");
     }
-    if (nf.availability.complete() && nf.kube_proxy_chains == 0 && nf.kubelet_chains > 0) {
+    if (nf.availability.whole() && nf.kube_proxy_chains == 0 && nf.kubelet_chains > 0) {
       out.push_back(who + "'s " + n_of(nf.kube_chains, "KUBE-* chain is", "KUBE-* chains are") +
                     " kubelet's or kube-proxy's housekeeping chains (KUBE-FIREWALL, which both create, "
                     "KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT), not service rules left by kube-proxy.");
@@ -197,7 +209,7 @@ std::vector<std::string> findings(const std::vector<NodeAnalysis>& nodes, const 
   if (nodes.size() >= 2) {
     const auto& a = nodes[0].netfilter;
     const auto& b = nodes[1].netfilter;
-    if (a.availability.complete() && b.availability.complete() && a.iptables_rules != b.iptables_rules) {
+    if (a.availability.whole() && b.availability.whole() && a.iptables_rules != b.iptables_rules) {
       int64_t d = static_cast<int64_t>(b.iptables_rules) - static_cast<int64_t>(a.iptables_rules);
       out.push_back("iptables rules: " + std::to_string(a.iptables_rules) + " on " + sides[0].label + ", " +
                     std::to_string(b.iptables_rules) + " on " + sides[1].label + " (" + (d > 0 ? "+" : "") +
@@ -285,7 +297,7 @@ Comparison compare(std::vector<AnalyzedInput> inputs) {
         [](const NodeAnalysis& n) { return guarded(n.netfilter.service_ips_av(), n.netfilter.service_ip_rules); },
         "one per ClusterIP/external IP and port");
   b.add("services.nftables", "services", "nftables: kube-proxy service-ips elements",
-        nf_part(&NA::nf_tables, [](const auto& x) { return x.kube_proxy_nft.services; }));
+        nf_part(&NA::native, [](const auto& x) { return x.kube_proxy_nft.services; }));
   b.add("services.cilium", "services", "Cilium eBPF: service frontends", lb_frontends("cilium"));
   b.add("services.calico", "services", "Calico eBPF: service frontends", lb_frontends("calico"));
   b.add("lookup.kube_services_walk", "services", "KUBE-SERVICES rules walked per new connection",
@@ -333,7 +345,7 @@ Comparison compare(std::vector<AnalyzedInput> inputs) {
   b.add("netfilter.rules.iptables_legacy", "netfilter", "rules, iptables-legacy backend",
         nf_part(&NA::legacy, [](const auto& x) { return x.legacy_rules; }));
   b.add("netfilter.rules.nftables", "netfilter", "rules, native nftables",
-        nf_part(&NA::nf_tables, [](const auto& x) { return x.nftables_rules; }));
+        nf_part(&NA::native, [](const auto& x) { return x.nftables_rules; }));
 
   // ---- per table, union over sides in first-seen order
   std::vector<std::string> table_keys;
@@ -347,7 +359,8 @@ Comparison compare(std::vector<AnalyzedInput> inputs) {
     std::replace(id_key.begin(), id_key.end(), ' ', '.');
     const bool legacy = key.rfind("iptables-legacy ", 0) == 0;
     b.add("netfilter.table." + id_key + ".rules", "netfilter.tables", "rules in " + key, [key, legacy](const NodeAnalysis& n) {
-      const auto& part = legacy ? n.netfilter.legacy : n.netfilter.nf_tables;
+      const bool native = key.rfind("nftables ", 0) == 0;
+      const auto& part = legacy ? n.netfilter.legacy : native ? n.netfilter.native : n.netfilter.nf_tables;
       for (const auto& t : n.netfilter.tables) {
         if (t.key() == key) return guarded(part, t.rules);
       }
@@ -395,7 +408,7 @@ Comparison compare(std::vector<AnalyzedInput> inputs) {
 
   // ---- kube-proxy nftables mode
   auto kpn = [](auto get) {
-    return [get](const NodeAnalysis& n) { return guarded(n.netfilter.nf_tables, get(n.netfilter.kube_proxy_nft)); };
+    return [get](const NodeAnalysis& n) { return guarded(n.netfilter.native, get(n.netfilter.kube_proxy_nft)); };
   };
   b.add("nftables.kube_proxy.services", "nftables", "kube-proxy nftables: service-ips elements",
         kpn([](const auto& k) { return k.services; }), "one per service port (table ip/ip6 kube-proxy)");

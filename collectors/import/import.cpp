@@ -32,10 +32,21 @@ bool count_only(const model::Table& t) {
 
 }  // namespace
 
+// iptables-nft-save prints this comment when legacy tables exist beside its own.
+bool says_legacy_tables_present(std::string_view text) {
+  return text.find("# Warning: iptables-legacy tables present") != std::string_view::npos;
+}
+
 void Importer::add_iptables_save(const std::string& path, const IptablesTextOptions& options) {
   const model::FileBytes text = model::read_file_bytes(path);
   model::RuleTextBuffer rule_text;
-  add(parse_iptables_save(text.view(), origin_of(path), options, rule_text), origin_of(path));
+  auto tables = parse_iptables_save(text.view(), origin_of(path), options, rule_text);
+  if (options.backend == model::Backend::IptablesLegacy) legacy_input_ = true;
+  for (const auto& t : tables) {
+    if (t.backend == model::Backend::IptablesLegacy) legacy_input_ = true;
+  }
+  if (says_legacy_tables_present(text.view())) legacy_present_warning_ = true;
+  add(std::move(tables), origin_of(path));
   rule_text_.merge(std::move(rule_text));  // after add(): a rejected input leaves nothing behind
   note_input(path);
 }
@@ -45,6 +56,7 @@ void Importer::add_iptables_rules_listing(const std::string& path, const std::st
   const std::string text = model::read_file(path);
   std::vector<model::Table> tables;
   tables.push_back(parse_iptables_rules_listing(text, origin_of(path), table, options));
+  if (tables.back().backend == model::Backend::IptablesLegacy) legacy_input_ = true;
   add(std::move(tables), origin_of(path));
   note_input(path);
 }
@@ -52,6 +64,7 @@ void Importer::add_iptables_rules_listing(const std::string& path, const std::st
 void Importer::add_nft_json(const std::string& path) {
   const std::string text = model::read_file(path);
   add(parse_nft_json(text, origin_of(path)), origin_of(path));
+  nft_ruleset_input_ = true;
   note_input(path);
 }
 
@@ -88,6 +101,22 @@ model::Snapshot Importer::finish(const std::string& node_name) {
   node.environment = "import";
   node.taken_at = now_rfc3339();
   node.tool_version = DPSCOPE_VERSION;
+  // A part no input could show is not collected, not empty: iptables-save of
+  // the nf_tables variant lists no legacy table, and only `nft -j list ruleset`
+  // shows native nftables tables.
+  if (snapshot_.netfilter.collected && !legacy_input_) {
+    snapshot_.unavailable.push_back(
+        {"netfilter.iptables-legacy",
+         legacy_present_warning_
+             ? "not imported: the iptables-save input says iptables-legacy tables are present, and no "
+               "--iptables-legacy-save input shows them"
+             : "not imported: no iptables-legacy-save input",
+         0, "add --iptables-legacy-save (iptables-legacy-save output) to cover the legacy backend"});
+  }
+  if (snapshot_.netfilter.collected && !nft_ruleset_input_) {
+    snapshot_.unavailable.push_back({"netfilter.nftables-native", "not imported: no nft -j list ruleset input", 0,
+                                     "add --nft-json (nft -j list ruleset output) to cover native nftables"});
+  }
   // No refresh_counts(): every parser sets its chains' counts, and chains
   // whose rules are in rule_text_ have an empty `rules`.
   model::canonicalize(snapshot_);

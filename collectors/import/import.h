@@ -86,7 +86,10 @@ class Importer {
   // Rules of large iptables-save inputs, rendered (pass to save_snapshot).
   const model::RuleTextBuffer& rule_text() const { return rule_text_; }
 
-  // Node identity, canonical order, counts. The importer is spent afterwards.
+  // Node identity, canonical order, counts, and a "not imported" record for
+  // each netfilter part no input could show (the iptables-legacy backend, native
+  // nftables), so reports say "not collected" there instead of 0. The importer
+  // is spent afterwards.
   model::Snapshot finish(const std::string& node_name);
 
  private:
@@ -94,6 +97,10 @@ class Importer {
   model::RuleTextBuffer rule_text_;
   // (backend, family, name) -> the input it came from.
   std::map<std::tuple<int, std::string, std::string>, std::string> origins_;
+  // Which netfilter parts an input could show (see finish()).
+  bool legacy_input_ = false;       // an input declared or tagged iptables-legacy
+  bool nft_ruleset_input_ = false;  // an `nft -j list ruleset` input
+  bool legacy_present_warning_ = false;  // iptables-nft-save said legacy tables exist
 };
 
 }  // namespace dpscope::importer

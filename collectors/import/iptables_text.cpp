@@ -180,7 +180,11 @@ class Parser {
  public:
   Parser(const std::string& origin, const IptablesTextOptions& options) : origin_(origin), options_(options) {}
 
+  // Empty or comment-only text is a node without tables: what iptables-save
+  // prints there (iptables-nft-save may print only its "legacy tables present"
+  // warning).
   std::vector<model::Table> parse_save(std::string_view text) {
+    if (text.empty()) return {};
     check_text(text, origin_);
     text_ = text;
     std::string_view line;
@@ -202,7 +206,6 @@ class Parser {
       fail("missing COMMIT for table '" + table_.name + "' opened at line " + std::to_string(table_line_) +
            " (file truncated?)");
     }
-    if (tables_.empty()) fail("no table in this file: expected \"*table\" ... COMMIT blocks of iptables-save output");
     return std::move(tables_);
   }
 

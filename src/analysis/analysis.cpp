@@ -116,6 +116,8 @@ Availability availability_of(const model::Snapshot& s, const std::string& sectio
     } else if (self_or_parent) {
       a.unavailable = true;
       add_reason(describe(u));
+    } else if (child && not_imported) {
+      a.not_imported.push_back(u.section + ": " + u.reason);
     } else if (child) {
       a.incomplete.push_back(u.section + ": " + describe(u));
     }
@@ -133,6 +135,11 @@ Availability combine(const Availability& a, const Availability& b) {
     }
     for (const auto& i : x->incomplete) {
       if (std::find(c.incomplete.begin(), c.incomplete.end(), i) == c.incomplete.end()) c.incomplete.push_back(i);
+    }
+    for (const auto& i : x->not_imported) {
+      if (std::find(c.not_imported.begin(), c.not_imported.end(), i) == c.not_imported.end()) {
+        c.not_imported.push_back(i);
+      }
     }
   }
   return c;
@@ -179,6 +186,7 @@ NetfilterAnalysis analyze_netfilter(const model::Snapshot& s) {
       if (starts_with(i, "netfilter.consistency:")) n.nf_tables.incomplete.push_back(i);
     }
   }
+  n.native = combine(n.nf_tables, availability_of(s, "netfilter.nftables-native", s.netfilter.collected));
   std::set<std::string> all_ips;
   for (const auto& t : s.netfilter.tables) {
     TableStats ts;
@@ -490,7 +498,7 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e) {
     m.evidence.push_back("nftables table " + n.kube_proxy_nft.tables.front() + " with " +
                          plural(n.kube_proxy_nft.services, "element", "elements") + " in its service-ips map");
   }
-  if (n.availability.complete() && kube_proxy.empty()) {
+  if (n.availability.whole() && kube_proxy.empty()) {
     std::string kubelet = n.kubelet_chains > 0
                               ? " (the " + plural(n.kubelet_chains, "KUBE-* chain", "KUBE-* chains") +
                                     " present are kubelet's or kube-proxy's housekeeping chains: KUBE-FIREWALL, KUBE-KUBELET-CANARY, "
@@ -545,6 +553,7 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e) {
   } else if (!n.availability.complete()) {
     m.evidence.push_back("not seen in full: netfilter " + n.availability.gap());
   }
+  for (const auto& part : n.availability.not_imported) m.evidence.push_back("not seen: " + part);
   if (!e.availability.usable()) {
     m.evidence.push_back("not seen: eBPF " + e.availability.gap());
   } else if (!e.services_av.usable()) {
@@ -568,7 +577,7 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e) {
   } else if (cilium_kpr && calico_ebpf) {
     m.id = "mixed";
     m.label = "Cilium and Calico eBPF";
-  } else if ((cilium_kpr || calico_ebpf) && !n.availability.complete()) {
+  } else if ((cilium_kpr || calico_ebpf) && !n.availability.whole()) {
     // A replacement replaces kube-proxy: without (all of) netfilter that is not known.
     m.id = calico_ebpf ? "calico-ebpf-unconfirmed" : "cilium-kpr-unconfirmed";
     m.label = std::string(calico_ebpf ? "Calico eBPF service map" : "Cilium eBPF services") +
@@ -588,7 +597,7 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e) {
   } else if (cilium_unread) {
     m.id = "cilium-unconfirmed";
     m.label = "Cilium eBPF (service map entries not read)";
-  } else if (n.availability.complete() && e.availability.complete()) {
+  } else if (n.availability.whole() && e.availability.complete()) {
     m.id = "none";
     m.label = "no service dataplane found";
   } else if (n.availability.usable() || e.availability.usable()) {

@@ -46,9 +46,14 @@ struct Availability {
   bool unavailable = false;
   std::string reason;                   // "EPERM: run as root (hint)" when unavailable
   std::vector<std::string> incomplete;  // "netfilter.iptables-legacy: reason"
+  // Parts the input did not contain (an importer's "not imported" record of a
+  // child): what was read is complete, but a total over the section leaves them out.
+  std::vector<std::string> not_imported;  // "netfilter.iptables-legacy: not imported: ..."
   bool usable() const { return collected && !unavailable; }
   // Read in full: the only state a Finding, a gate or a fit may conclude from.
   bool complete() const { return usable() && incomplete.empty(); }
+  // Complete, and no part left out of the input: a total over it is the node's.
+  bool whole() const { return complete() && not_imported.empty(); }
   // "not collected", "unavailable (reason)", "incomplete (reasons)"; "" when complete.
   std::string gap() const;
 };
@@ -95,6 +100,7 @@ struct NetfilterAnalysis {
   Availability availability;         // the whole section (every part)
   Availability legacy;               // netfilter.iptables-legacy (x_tables)
   Availability nf_tables;            // netfilter.nftables: iptables-nft and native nftables (+ consistency)
+  Availability native;               // nf_tables + netfilter.nftables-native (an import without nft -j lacks it)
   // Tables whose KUBE-SERVICES rules were counted but not recorded (an nft -j
   // import of iptables-nft tables: nft does not describe xt matches), so their
   // service addresses are not visible in this source: "iptables-nft ip nat".

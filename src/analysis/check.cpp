@@ -58,6 +58,11 @@ void need_section(const Availability& a, const std::string& section, const std::
       r.problems.push_back({"section-incomplete", "part of " + section + " could not be read (" + i + "), so " + why +
                                                       " cannot be checked in full"});
     }
+    // A gate concludes for the whole node: a part the import left out is missing, not empty.
+    for (const auto& i : a.not_imported) {
+      r.problems.push_back({"section-missing", "the snapshot does not hold " + i + ", so " + why +
+                                                   " cannot be checked there"});
+    }
   }
 }
 
@@ -143,7 +148,7 @@ CheckResult check(const model::Snapshot& s, const std::string& expect) {
     r.problems.push_back({"section-incomplete", n.service_ips_av().reason + ", so double-programmed services "
                                                                               "cannot be checked"});
   }
-  const bool nf_complete = n.availability.complete();
+  const bool nf_complete = n.availability.whole();
 
   // Both iptables backends holding rules: two rule sets the kernel runs, one of
   // them usually forgotten.

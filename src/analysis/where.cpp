@@ -144,6 +144,7 @@ std::vector<std::string> not_searched(const model::Snapshot& s) {
   auto section = [&](const Availability& av, const std::string& name) {
     if (!av.usable()) out.push_back(name + ": " + av.gap());
     for (const auto& i : av.incomplete) out.push_back(name + ": part unavailable: " + i);
+    for (const auto& i : av.not_imported) out.push_back(name + ": part not in the input: " + i);
   };
   section(a.netfilter.availability, "netfilter");
   section(a.ebpf.services_av, "eBPF service maps");

@@ -62,7 +62,7 @@ int run_compare(const CompareArgs& a) {
     if (a.services) throw UsageError("compare: --services compares nodes, not cluster folders");
     std::vector<reports::ClusterInput> clusters;
     for (size_t i = 0; i < a.inputs.size(); ++i) {
-      clusters.push_back(reports::load_cluster(a.inputs[i], i < a.labels.size() ? a.labels[i] : ""));
+      clusters.push_back(reports::load_cluster(a.inputs[i], i < a.labels.size() ? a.labels[i] : "", warn_on_stderr));
     }
     std::string text = reports::render(reports::compare_clusters(clusters), format, text_options(a));
     write_report(a.output, text);

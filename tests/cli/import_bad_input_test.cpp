@@ -27,8 +27,6 @@ const BadInput kCases[] = {
     {"unknown-option.iptables-save.txt", "--iptables-save", 4, "unknown option '-Z'"},
     {"unterminated-quote.iptables-save.txt", "--iptables-save", 4, "unterminated quote"},
     {"unquoted-multiword-comment.iptables-save.txt", "--iptables-save", 5, "unexpected 'health'"},
-    {"empty.iptables-save.txt", "--iptables-save", 1, "empty file"},
-    {"comments-only.iptables-save.txt", "--iptables-save", 2, "no table in this file"},
     {"nul-bytes.iptables-save.txt", "--iptables-save", 4, "NUL byte"},
     {"non-utf8.iptables-save.txt", "--iptables-save", 4, "invalid UTF-8"},
     // It starts with a gzip header, so it is read as gzip (compressed dumps are
@@ -107,7 +105,7 @@ TEST(ImportBadInput, UsageErrors) {
   r = run({dpscope_bin(), "import", "--iptables-save", dir.file("missing.txt"), "-o", out});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err.substr(0, 9 + dir.file("missing.txt").size() + 2), "dpscope: " + dir.file("missing.txt") + ": ");
-  r = run({dpscope_bin(), "import", "--iptables-save", source_path("fixtures/bad-input/empty.iptables-save.txt"),
+  r = run({dpscope_bin(), "import", "--iptables-save", source_path("fixtures/scenarios/empty.iptables-save.txt"),
            "--backend", "bogus", "-o", out});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_FALSE(fs::exists(out));

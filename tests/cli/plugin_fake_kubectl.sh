@@ -11,6 +11,7 @@
 #     image-pull         the pod waits forever with ErrImagePull
 #     exit4              dpscope exits 4 with an error message, no file
 #     incomplete         dpscope exits 3 after writing the snapshot
+#     nothing            dpscope exits 5 after writing a snapshot of only unavailable sections
 #     no-file            dpscope exits 0 but the file is missing
 #     short-copy         `kubectl exec ... --cat` stops half way (a dropped connection)
 #     corrupt-copy       one byte of the copy is changed (same size)
@@ -87,6 +88,7 @@ code_of() {
   case $1 in
     exit4) echo 4 ;;
     incomplete) echo 3 ;;
+    nothing) echo 5 ;;
     *) echo 0 ;;
   esac
 }
@@ -195,6 +197,7 @@ case $verb in
       case $mode in
         exit4) echo "dpscope: internal error: boom on $node" ;;
         incomplete) echo "dpscope: snapshot incomplete: 1 section unavailable" ;;
+        nothing) echo "dpscope: nothing could be read (netfilter, ebpf): EPERM: run as root" ;;
       esac
       if [ "$kind" = legacy ]; then
         # The old way: the snapshot itself on stdout, into the log.

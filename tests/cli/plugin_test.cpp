@@ -291,6 +291,17 @@ TEST_F(Plugin, IncompleteSnapshotIsKeptWithExitThree) {
   EXPECT_TRUE(contains(r.err, "snapshot incomplete")) << r.err;
 }
 
+TEST_F(Plugin, NothingReadableIsItsOwnFailureWithExitFive) {
+  mode("n1", "nothing");
+  RunResult r = plugin({"node", "n1", "--image", "img", "--file", dir.file("n1.json")});
+  EXPECT_EQ(r.exit_code, 5) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("n1.json")));
+  EXPECT_TRUE(contains(r.err, "n1: nothing could be read on the node (dpscope exit 5: every section unavailable; "
+                              "the pod needs kubectl debug --profile=sysadmin or the DaemonSet's privileges): "
+                              "dpscope: nothing could be read (netfilter, ebpf): EPERM: run as root"))
+      << r.err;
+}
+
 TEST_F(Plugin, ClusterCollectsEveryNodeReportsFailuresAndSummarises) {
   nodes("a\nb\nc\nd\ne\nf\n");
   mode("b", "debug-fails");

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "tests/support/process.h"
@@ -153,7 +154,10 @@ TEST(UnknownNotZero, Case2NftJsonOfIptablesNftNodeSaysNotVisible) {
     EXPECT_TRUE(c["value"].is_null());
     EXPECT_EQ(c["unavailable"].get<std::string>().rfind("not visible in this source", 0), 0u) << c.dump();
   }
-  EXPECT_EQ(cell(report, "netfilter.chains.kube_svc", 0), 2);  // chain names are visible
+  // Chain names are visible; the legacy backend is not in an nft -j input.
+  EXPECT_EQ(cell(report, "netfilter.chains.kube_svc", 0)["value"], 2);
+  EXPECT_EQ(cell(report, "netfilter.chains.kube_svc", 0)["incomplete"],
+            "netfilter.iptables-legacy: not imported: no iptables-legacy-save input");
   EXPECT_FALSE(any_contains(report["findings"], "0 service-IP rules")) << report["findings"].dump(1);
   EXPECT_TRUE(any_contains(report["findings"], "KUBE-SERVICES rules whose addresses are not visible in this source"))
       << report["findings"].dump(1);
@@ -435,6 +439,20 @@ TEST(UnknownNotZero, Case10NewerMinorSchemaWarnsAboutUnknownFields) {
               std::string::npos)
         << argv[1] << ": " << r.err;
   }
+  // The same warning from a cluster folder (nodes are read in parallel there).
+  const std::string cluster = dir.file("cluster");
+  std::filesystem::create_directory(cluster);
+  std::filesystem::copy_file(dir.file("newer.json"), cluster + "/node-a.json");
+  std::filesystem::copy_file(dir.file("plain.json"), cluster + "/node-b.json");
+  const std::string other = dir.file("other");
+  std::filesystem::create_directory(other);
+  std::filesystem::copy_file(dir.file("plain.json"), other + "/node-c.json");
+  auto r = run({dpscope_bin(), "compare", cluster, other});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("dpscope: warning: " + cluster + "/node-a.json: schema \"dpscope.snapshot/v1.1\" is newer"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("node-b.json"), std::string::npos) << r.err;
 }
 
 TEST(UnknownNotZero, Case10CsvKeepsALoneDash) {
@@ -443,6 +461,91 @@ TEST(UnknownNotZero, Case10CsvKeepsALoneDash) {
   // node.kernel is "-" for imports: was written as '-.
   EXPECT_NE(r.out.find("\"node.kernel\",\"node\",\"kernel\",\"-\",\"-\","), std::string::npos) << r.out.substr(0, 600);
   EXPECT_EQ(r.out.find("\"'-\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dpscope::test
+
+namespace dpscope::test {
+namespace {
+
+// An iptables-save import shows neither the legacy backend (iptables-nft-save
+// does not list it) nor native nftables (only nft -j does): those rows are
+// "not collected (not imported: ...)", never 0; totals over every backend say
+// a part is left out; mode, Findings and check do not rule kube-proxy out there.
+json import_then_compare(const std::vector<std::string>& inputs, TempDir& dir, const std::string& name) {
+  std::vector<std::string> args{dpscope_bin(), "import"};
+  for (const auto& i : inputs) args.push_back(i);
+  for (const std::string a : {"--node", name.c_str(), "-o"}) args.push_back(a);
+  args.push_back(dir.file(name + ".json"));
+  auto imp = run(args);
+  EXPECT_EQ(imp.exit_code, 0) << imp.err;
+  auto r = run({dpscope_bin(), "compare", dir.file(name + ".json"), dir.file(name + ".json"), "--format", "json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return json::parse(r.out);
+}
+
+TEST(UnknownNotZero, IptablesSaveImportLeavesLegacyAndNativeNftNotCollected) {
+  TempDir dir;
+  const std::string kp = source_path("fixtures/scenarios/kind-kube-proxy.iptables-save.txt");
+  json only = import_then_compare({"--iptables-save", kp}, dir, "only");
+  EXPECT_TRUE(cell(only, "netfilter.rules.iptables_legacy", 0)["value"].is_null());
+  EXPECT_EQ(cell(only, "netfilter.rules.iptables_legacy", 0)["not_collected"],
+            "not imported: no iptables-legacy-save input (add --iptables-legacy-save (iptables-legacy-save output) "
+            "to cover the legacy backend)");
+  EXPECT_TRUE(cell(only, "netfilter.rules.nftables", 0)["value"].is_null());
+  EXPECT_TRUE(cell(only, "services.nftables", 0)["value"].is_null());
+  // The imported part is complete; a total over every backend is not the node's.
+  EXPECT_EQ(cell(only, "netfilter.rules.iptables_nft", 0), 67);
+  EXPECT_EQ(cell(only, "netfilter.rules", 0)["value"], 67);
+  EXPECT_NE(cell(only, "netfilter.rules", 0)["incomplete"].get<std::string>().find("netfilter.iptables-legacy: not imported"),
+            std::string::npos);
+  EXPECT_TRUE(any_contains(only["sides"][0]["evidence"], "not seen: netfilter.iptables-legacy: not imported"));
+
+  // With every part in the input the same rows are numbers.
+  json whole = import_then_compare({"--iptables-save", kp, "--iptables-legacy-save",
+                                    source_path("fixtures/scenarios/kind-kube-proxy.iptables-legacy-save.txt"),
+                                    "--nft-json", source_path("fixtures/scenarios/kind-kube-proxy.nft.json")},
+                                   dir, "whole");
+  EXPECT_EQ(cell(whole, "netfilter.rules.iptables_legacy", 0), 0);
+  EXPECT_EQ(cell(whole, "netfilter.rules.nftables", 0), 0);
+  EXPECT_EQ(cell(whole, "netfilter.rules", 0), 67);
+  EXPECT_FALSE(any_contains(whole["sides"][0]["evidence"], "not seen: netfilter"));
+}
+
+TEST(UnknownNotZero, EmptyIptablesSaveIsANodeWithoutTables) {
+  TempDir dir;
+  // iptables-legacy-save on a node without legacy tables: an empty file.
+  json r = import_then_compare({"--iptables-legacy-save", source_path("fixtures/scenarios/empty.iptables-save.txt")},
+                               dir, "empty");
+  EXPECT_EQ(cell(r, "netfilter.rules.iptables_legacy", 0), 0);
+  EXPECT_TRUE(cell(r, "netfilter.rules.nftables", 0)["value"].is_null());
+  // iptables-nft-save's header and footer around no table.
+  r = import_then_compare({"--iptables-save", source_path("fixtures/scenarios/comments-only.iptables-save.txt")}, dir,
+                          "comments");
+  EXPECT_EQ(cell(r, "netfilter.rules.iptables_nft", 0), 0);
+  EXPECT_TRUE(cell(r, "netfilter.rules.iptables_legacy", 0)["value"].is_null());
+}
+
+TEST(UnknownNotZero, CiliumImportWithoutLegacyIsNotConfirmedKubeProxyFree) {
+  TempDir dir;
+  const std::string cil = source_path("fixtures/scenarios/kind-cilium-kpr.iptables-save.txt");
+  auto imp = run({dpscope_bin(), "import", "--iptables-save", cil, "-o", dir.file("c.json")});
+  ASSERT_EQ(imp.exit_code, 0) << imp.err;
+  // The demo snapshot's eBPF side on the partial netfilter import.
+  json snap = json::parse(read_text(dir.file("c.json")));
+  snap["ebpf"] = load("fixtures/snapshots/kind-cilium-kpr.json")["ebpf"];
+  write_text(dir.file("c.json"), snap.dump());
+  auto chk = run({dpscope_bin(), "check", dir.file("c.json"), "--expect", "kube-proxy-free", "--format", "json"});
+  EXPECT_EQ(chk.exit_code, 1) << chk.out;
+  json c = json::parse(chk.out);
+  auto ids = problem_ids(c);
+  EXPECT_NE(std::find(ids.begin(), ids.end(), "section-missing"), ids.end()) << chk.out;
+  EXPECT_EQ(c["detected_mode"], "cilium-kpr-unconfirmed");
+  // The demo snapshot holds every part: the same gate passes there.
+  auto demo = run({dpscope_bin(), "check", source_path("fixtures/snapshots/kind-cilium-kpr.json"), "--expect",
+                   "kube-proxy-free"});
+  EXPECT_EQ(demo.exit_code, 0) << demo.out;
 }
 
 }  // namespace

@@ -47,9 +47,15 @@ TEST_P(KindFixtureLoads, RestoreThenSaveKeepsEveryCount) {
   EXPECT_EQ(got, want);
 
   // dpscope's import of what the kernel printed agrees with the text's counts.
+  // Every netfilter part in the input (the other backend's save and nft -j),
+  // so the totals are the namespace's, not those of one input.
   TempDir dir;
+  const std::string other = backend == "nft" ? "legacy" : "nft";
   write_text(dir.file("saved.txt"), saved);
-  auto imp = run({dpscope_bin(), "import", "--iptables-save", dir.file("saved.txt"), "-o", dir.file("snap.json")});
+  write_text(dir.file("other.txt"), ns.sh("iptables-" + other + "-save"));
+  write_text(dir.file("nft.json"), ns.sh("nft -j list ruleset"));
+  auto imp = run({dpscope_bin(), "import", "--iptables-save", dir.file("saved.txt"), "--iptables-save",
+                  dir.file("other.txt"), "--nft-json", dir.file("nft.json"), "-o", dir.file("snap.json")});
   ASSERT_EQ(imp.exit_code, 0) << imp.err;
   auto cmp = run({dpscope_bin(), "compare", dir.file("snap.json"), dir.file("snap.json"), "--format", "json"});
   ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
@@ -65,6 +71,29 @@ TEST_P(KindFixtureLoads, RestoreThenSaveKeepsEveryCount) {
   std::string b = backend == "nft" ? "iptables-nft" : "iptables-legacy";
   for (const auto& [table, n] : got.rules_per_table) {
     EXPECT_EQ(rows["netfilter.table." + b + ".ip." + table + ".rules"], n) << table;
+  }
+}
+
+// The demo snapshots import each kind node's iptables-legacy-save and nft -j
+// output beside its iptables-save text (fixtures/snapshots/regenerate.sh):
+// those files are what the tools print for the fixture loaded the way the
+// fixture header says it was made.
+TEST(KindFixtureInputs, LegacySaveAndNftJsonAreWhatTheToolsPrint) {
+  DPS_REQUIRE_ROOT();
+  for (const std::string node : {"kube-proxy", "cilium-kpr"}) {
+    SCOPED_TRACE(node);
+    const std::string base = "fixtures/scenarios/kind-" + node;
+    Netns ns("kindin");
+    ns.sh("iptables-nft-restore", read_text(source_path(base + ".iptables-save.txt")));
+    EXPECT_EQ(ns.sh("iptables-legacy-save"), "");
+    const std::string legacy = read_text(source_path(base + ".iptables-legacy-save.txt"));
+    for (size_t at = 0; at < legacy.size(); at = legacy.find('\n', at) + 1) {
+      EXPECT_EQ(legacy[at], '#') << "the legacy input holds only comments";
+      if (legacy.find('\n', at) == std::string::npos) break;
+    }
+    auto printed = nlohmann::json::parse(ns.sh("nft -j list ruleset"));
+    auto committed = nlohmann::json::parse(read_text(source_path(base + ".nft.json")));
+    EXPECT_EQ(printed, committed);
   }
 }
 
