@@ -461,7 +461,12 @@ std::string nft_hook_name(uint8_t family, uint32_t hooknum) {
 NftDump dump_nftables(const Options& options) {
   NftDump out;
   NlSocket sock;
-  if (const int err = sock.open()) throw SystemError("opening a NETLINK_NETFILTER socket", err, kPermissionHint);
+  if (const int err = sock.open()) {
+    // EPROTONOSUPPORT: no nfnetlink in this kernel (module not loaded), not a privilege.
+    throw SystemError("opening a NETLINK_NETFILTER socket", err,
+                      err == EPROTONOSUPPORT ? "this kernel has no nfnetlink (nfnetlink / nf_tables modules not loaded)"
+                                             : kPermissionHint);
+  }
   for (int attempt = 0;; ++attempt) {
     Attempt a;
     if (options.spool) options.spool->reset();  // an earlier attempt's rules are of another generation

@@ -1,0 +1,95 @@
+#!/bin/sh
+# The second-kernel tier: runs a test program on Debian's own 6.1 kernel in a
+# small qemu VM (TCG: no KVM needed), for what this machine's kernel cannot
+# show -- eBPF memory accounting of the 5.11-6.3 band today, IPVS later.
+#
+#   tests/vm/vm.sh kernel CACHE            fetch + extract the kernel into CACHE (once)
+#   tests/vm/vm.sh run CACHE DPSCOPE PROG OUT
+#       boots CACHE's kernel with an initramfs of busybox, bpftool, the dpscope
+#       bundle (scripts/bundle.sh DPSCOPE) and PROG (a busybox sh script run as
+#       /prog); what PROG writes to /dev/ttyS1 lands in OUT, the console in OUT.console.
+#
+# The kernel is the linux-image-6.1.0-*-cloud-amd64 package from Debian's archive,
+# fetched with `apt-get download` and unpacked with `dpkg-deb -x`: never installed.
+# Exit: 0 ran, 2 usage, 77 cannot run here (no qemu, no package: the caller skips
+# and says why), anything else: the VM or PROG failed.
+set -eu
+
+die() { echo "vm.sh: $*" >&2; exit 2; }
+cannot() { echo "vm.sh: cannot run: $*" >&2; exit 77; }
+root=$(cd "$(dirname "$0")/../.." && pwd)
+
+fetch_kernel() {
+  cache=$1
+  [ -e "$cache/vmlinuz" ] && return 0
+  command -v apt-get >/dev/null || cannot "no apt-get to fetch a Debian kernel"
+  pkg=$(apt-cache search --names-only '^linux-image-6\.1\.0-[0-9]+-cloud-amd64$' 2>/dev/null |
+        awk '{print $1}' | sort -V | tail -n 1)
+  [ -n "$pkg" ] || cannot "no linux-image-6.1.0-*-cloud-amd64 package in the apt sources"
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/dps-vmk.XXXXXX")
+  trap 'rm -rf "$tmp"' EXIT
+  (cd "$tmp" && apt-get download "$pkg" >/dev/null 2>"$tmp/err") || cannot "apt-get download $pkg: $(tail -n 1 "$tmp/err")"
+  dpkg-deb -x "$tmp"/*.deb "$tmp/x"
+  mkdir -p "$cache"
+  cp "$tmp"/x/boot/vmlinuz-* "$cache/vmlinuz.tmp"
+  echo "$pkg" >"$cache/package"
+  mv "$cache/vmlinuz.tmp" "$cache/vmlinuz"
+}
+
+# copy_with_libs BINARY DIR: BINARY and the shared libraries it loads, at their paths.
+copy_with_libs() {
+  bin=$1 dir=$2
+  mkdir -p "$dir$(dirname "$bin")"
+  cp -L "$bin" "$dir$bin"
+  for lib in $(ldd "$bin" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+    mkdir -p "$dir$(dirname "$lib")"
+    cp -L "$lib" "$dir$lib"
+  done
+}
+
+run_vm() {
+  cache=$1 dpscope=$2 prog=$3 out=$4
+  [ -e "$cache/vmlinuz" ] || die "no kernel in $cache (run: vm.sh kernel $cache)"
+  command -v qemu-system-x86_64 >/dev/null || cannot "qemu-system-x86_64 is not installed (Debian qemu-system-x86)"
+  [ -x /bin/busybox ] && busybox --list 2>/dev/null | grep -qx poweroff || cannot "no busybox (Debian busybox-static)"
+  command -v cpio >/dev/null || cannot "no cpio"
+  bpftool=$(command -v bpftool || echo /usr/sbin/bpftool)
+  [ -x "$bpftool" ] || cannot "no bpftool"
+  work=$(mktemp -d "${TMPDIR:-/tmp}/dps-vm.XXXXXX")
+  trap 'rm -rf "$work"' EXIT
+  "$root/scripts/bundle.sh" "$dpscope" "$work/rootfs" >/dev/null
+  r=$work/rootfs
+  mkdir -p "$r/bin" "$r/dev" "$r/proc" "$r/sys" "$r/run"
+  cp /bin/busybox "$r/bin/busybox"
+  for a in $(busybox --list); do [ -e "$r/bin/$a" ] || ln -s busybox "$r/bin/$a"; done
+  copy_with_libs "$bpftool" "$r"
+  cp "$prog" "$r/prog"
+  cat >"$r/init" <<'INIT'
+#!/bin/sh
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t bpf bpf /sys/fs/bpf
+mount -t tmpfs tmp /tmp
+export PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+sh /prog >/dev/ttyS1 2>&1
+echo "vm.sh: prog exited $?" >/dev/ttyS1
+poweroff -f
+INIT
+  chmod 755 "$r/init" "$r/prog"
+  (cd "$r" && find . | cpio -o -H newc 2>/dev/null) >"$work/initrd.cpio"
+  : >"$out"
+  # -no-reboot + panic=-1: a guest that panics ends the run instead of looping.
+  # no_timer_check, noapic: under TCG on a loaded host the IO-APIC timer check
+  # can fail and panic the boot.
+  timeout 600 qemu-system-x86_64 -m 768 -display none -monitor none -no-reboot \
+    -kernel "$cache/vmlinuz" -initrd "$work/initrd.cpio" -append "console=ttyS0 panic=-1 quiet no_timer_check noapic" \
+    -serial "file:$out.console" -serial "file:$out" </dev/null
+  grep -q '^vm.sh: prog exited 0' "$out"
+}
+
+case ${1:-} in
+  kernel) [ $# = 2 ] || die "usage: vm.sh kernel CACHE"; fetch_kernel "$2" ;;
+  run) [ $# = 5 ] || die "usage: vm.sh run CACHE DPSCOPE PROG OUT"; run_vm "$2" "$3" "$4" "$5" ;;
+  *) die "usage: vm.sh kernel CACHE | run CACHE DPSCOPE PROG OUT" ;;
+esac
