@@ -85,6 +85,8 @@ INIT
   timeout 600 qemu-system-x86_64 -m 768 -display none -monitor none -no-reboot \
     -kernel "$cache/vmlinuz" -initrd "$work/initrd.cpio" -append "console=ttyS0 panic=-1 quiet no_timer_check noapic" \
     -serial "file:$out.console" -serial "file:$out" </dev/null
+  # The guest's tty turns each \n into \r\n.
+  tr -d '\r' <"$out" >"$out.tmp" && mv "$out.tmp" "$out"
   grep -q '^vm.sh: prog exited 0' "$out"
 }
 
