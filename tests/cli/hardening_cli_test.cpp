@@ -38,17 +38,18 @@ bool raw_control(const std::string& s, bool csv) {
   return s.find("\u202e") != std::string::npos || s.find("\u2066") != std::string::npos;
 }
 
-// The kind kube-proxy node with the hostile string in its node name and in
-// every rule comment (kube-proxy's comments become service names).
+// The kind kube-proxy node with the hostile string in its node name and
+// around every rule comment (kube-proxy's comments become service names).
 std::string hostile_snapshot(const TempDir& dir) {
   json s = json::parse(read_text(source_path("fixtures/snapshots/kind-kube-proxy.json")));
-  s["node"]["name"] = "node" + kHostile;
+  s["node"]["name"] = kHostile + "node";
   size_t comments = 0;
   std::function<void(json&)> walk = [&](json& j) {
     if (j.is_object()) {
       for (auto it = j.begin(); it != j.end(); ++it) {
         if (it.key() == "comment" && it->is_string() && !it->get<std::string>().empty()) {
-          *it = it->get<std::string>() + kHostile;
+          *it = kHostile + it->get<std::string>() + kHostile;  // leading: a CSV cell starts with '='
+
           ++comments;
         } else {
           walk(*it);

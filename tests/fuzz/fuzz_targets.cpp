@@ -66,8 +66,8 @@ void bpftool_map_dump(std::string_view text) {
 // refused by each (the lean loader skips rules by a scan of its own).
 void snapshot(std::string_view text) {
   const std::string doc(text);
-  const model::LoadOptions lean{[](std::string_view) { return model::RuleDetail::None; }};
-  const model::LoadOptions verdicts{[](std::string_view) { return model::RuleDetail::Verdict; }};
+  const model::LoadOptions lean{[](std::string_view) { return model::RuleDetail::None; }, nullptr};
+  const model::LoadOptions verdicts{[](std::string_view) { return model::RuleDetail::Verdict; }, nullptr};
   const bool full_refused = refused([&] { model::from_json_text(doc, "fuzz"); });
   const bool lean_refused = refused([&] { model::from_json_text(doc, "fuzz", lean); });
   refused([&] { model::from_json_text(doc, "fuzz", verdicts); });

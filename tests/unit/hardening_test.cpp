@@ -39,7 +39,7 @@ std::string nested(size_t depth) { return std::string(depth, '[') + std::string(
 // The generator: a bpftool-shaped document with a 70,000-level id.
 std::string deep_bpftool(size_t depth) { return "[{\"id\":" + nested(depth) + ",\"type\":\"xdp\"}]"; }
 
-const model::LoadOptions kLean{[](std::string_view) { return model::RuleDetail::None; }};
+const model::LoadOptions kLean{[](std::string_view) { return model::RuleDetail::None; }, nullptr};
 const model::LoadOptions kFull{};
 
 // Every JSON input of dpscope, by name.
@@ -95,7 +95,8 @@ TEST(Hardening, DeepNestingInsideSkippedRulesIsRefused) {
 TEST(Hardening, NumberOutOfRangeIsBadInputInEveryJsonInput) {
   for (const auto& [name, parse] : json_inputs()) {
     SCOPED_TRACE(name);
-    for (const std::string text : {"1e999", "[{\"id\": 1e999}]", "\n[-1e400]", std::string("[1") + std::string(400, '0') + "]"}) {
+    for (const std::string& text : std::vector<std::string>{"1e999", "[{\"id\": 1e999}]", "\n[-1e400]",
+                                                             "[1" + std::string(400, '0') + "]"}) {
       std::string what;
       try {
         parse(text);
@@ -123,7 +124,6 @@ TEST(Hardening, LeanAndFullLoadersRefuseTheSameBrokenRules) {
       "[{\"position\":1,\"x\":\"\\ud800\"}]",        // lone surrogate
       "[{\"position\":1,\"x\":\"\xff\"}]",           // invalid UTF-8
       "[{\"position\":1,\"x\":\"a\x01" "b\"}]",      // raw control character
-      "[{\"position\":1}, 7]",                       // a rule that is not an object
       "[{\"position\":1]",                           // ] for }
       "[{\"position\":1,\"x\":[1,2}]}]",             // } for ]
       "[{\"position\" 1}]",                          // missing colon
@@ -137,6 +137,10 @@ TEST(Hardening, LeanAndFullLoadersRefuseTheSameBrokenRules) {
     const std::string lean = refusal([&] { model::from_json_text(text, "in.json", kLean); });
     EXPECT_NE(lean.find("in.json"), std::string::npos) << lean;
   }
+  // JSON, but a rule that is not an object: refused by both as well.
+  const std::string scalar_rule = snapshot_with_rules("[{\"position\":1}, 7]");
+  EXPECT_NE(refusal([&] { model::from_json_text(scalar_rule, "in.json", kFull); }), "");
+  EXPECT_NE(refusal([&] { model::from_json_text(scalar_rule, "in.json", kLean); }).find("not an object"), std::string::npos);
   // Valid but unusual JSON in skipped rules is still accepted, by both.
   const std::string fine = snapshot_with_rules(
       "[{\"position\":1,\"x\":[true,false,null,-0.5e+3,\"\\u00e9\\ud83d\\ude00 ] } [ {\",{}, [], \"\xc3\xa9\"]}]");
