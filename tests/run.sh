@@ -44,7 +44,7 @@ run_tier unit "$asan/tests/dpscope_unit_tests"
 run_tier cli "$build/tests/dpscope_cli_tests"
 run_tier integration "$build/tests/dpscope_integration_tests"
 
-# fuzz: each libFuzzer target over its corpus plus 2000 fixed-seed mutations
+# fuzz: each libFuzzer target over its corpus plus 500 fixed-seed runs
 # (tests/fuzz/run.sh regress); one test per target.
 if [ -n "$fuzz" ]; then
   echo "== fuzz: $fuzz/tests/fuzz"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs the libFuzzer targets built in FUZZ_BUILD (make fuzz / make test).
-#   run.sh FUZZ_BUILD regress        each target: its corpus, then a fixed 2000 mutations (seconds; make test)
+#   run.sh FUZZ_BUILD regress        each target: its corpus, then 500 fixed-seed runs (seconds; make test)
 #   run.sh FUZZ_BUILD long SECONDS   each target for SECONDS, one after the other (make fuzz)
 #   run.sh FUZZ_BUILD long SECONDS TARGET   one target
 # Seeds: tests/fuzz/seeds/TARGET (checked in) plus the fixtures listed below;
@@ -68,7 +68,7 @@ for t in $targets; do
     # A fixed number of runs from a fixed seed over the corpus: a regression
     # check of seconds, not a timed test. New inputs go to a scratch dir.
     mkdir -p "$work/new"
-    budget="-runs=2000 -seed=1"
+    budget="-runs=500 -seed=1"
     dirs="$work/new $work/seeds"
     [ -d "$here/regressions/$t" ] && dirs="$dirs $here/regressions/$t"
   fi
