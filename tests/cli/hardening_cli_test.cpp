@@ -61,6 +61,13 @@ std::string hostile_snapshot(const TempDir& dir) {
   };
   walk(s);
   EXPECT_GT(comments, 10u);
+  // A native nftables table with the hostile string as its name (the kernel
+  // accepts it; its name becomes row labels such as "rules in nftables inet NAME").
+  json table = s["netfilter"]["tables"][0];
+  table["backend"] = "nftables";
+  table["family"] = "inet";
+  table["name"] = kHostile;
+  s["netfilter"]["tables"].push_back(table);
   const std::string path = dir.file("hostile.json");
   write_text(path, s.dump(1));
   return path;
@@ -104,6 +111,7 @@ TEST(HardeningCli, HostileStringsAreInertInEveryCommandAndFormat) {
   const auto text = run({bin, "compare", node, other});
   EXPECT_NE(text.out.find("\\x1b]0;owned\\x07"), std::string::npos);
   EXPECT_NE(text.out.find("\\u202eevil"), std::string::npos);
+  EXPECT_NE(text.out.find("rules in nftables inet =HYPERLINK"), std::string::npos) << text.out;
 }
 
 TEST(HardeningCli, HostileStringsInErrorsAreInert) {
