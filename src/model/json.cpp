@@ -1,7 +1,5 @@
 #include "model/json.h"
 
-#include "model/output_file.h"
-
 #include <set>
 
 #include <fcntl.h>
@@ -20,6 +18,7 @@
 #include <vector>
 
 #include "model/compression.h"
+#include "model/output_file.h"
 #include "util/error.h"
 #include "util/fd.h"
 #include "util/memory.h"

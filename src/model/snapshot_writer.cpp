@@ -1,7 +1,5 @@
 #include "model/snapshot_writer.h"
 
-#include "model/output_file.h"
-
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -22,6 +20,7 @@
 #include <unordered_map>
 
 #include "model/compression.h"
+#include "model/output_file.h"
 #include "model/json.h"
 #include "util/error.h"
 #include "util/memory.h"
