@@ -7,6 +7,7 @@
 # the growing corpus is kept in FUZZ_BUILD/corpus/TARGET. A crash, timeout
 # (> 1 s for one input) or OOM leaves FUZZ_BUILD/findings/TARGET/crash-* and
 # fails the run; turn each into a unit regression test (tests/unit/hardening_test.cpp).
+# FUZZ_TIMEOUT=S: seconds one input may take (long: 1, regress: 10).
 # Prints one line per target: "fuzz TARGET: ok|FAILED, N execs, cov C, ft F".
 set -u
 build=${1:?usage: run.sh FUZZ_BUILD regress|long [SECONDS] [TARGET]}
@@ -62,18 +63,22 @@ for t in $targets; do
   for file in $(fixtures "$t"); do [ -f "$file" ] && cp "$file" "$work/seeds/"; done
   dict "$t" >"$work/dict"
   if [ "$mode" = long ]; then
+    timeout=${FUZZ_TIMEOUT:-1}
     budget="-max_total_time=$seconds"
     dirs="$corpus $work/seeds"
   else
     # A fixed number of runs from a fixed seed over the corpus: a regression
     # check of seconds, not a timed test. New inputs go to a scratch dir.
     mkdir -p "$work/new"
+    # 10 s, not 1: on a loaded machine one input can stall past a second of
+    # wall time (seen: 21 ms inputs reported as timeouts at load 14).
+    timeout=${FUZZ_TIMEOUT:-10}
     budget="-runs=500 -seed=1"
     dirs="$work/new $work/seeds"
     [ -d "$here/regressions/$t" ] && dirs="$dirs $here/regressions/$t"
   fi
   # shellcheck disable=SC2086
-  "$bin" $budget -jobs=1 -workers=1 -timeout=1 -rss_limit_mb=2048 -max_len=65536 -dict="$work/dict" \
+  "$bin" $budget -jobs=1 -workers=1 -timeout="$timeout" -rss_limit_mb=2048 -max_len=65536 -dict="$work/dict" \
     -artifact_prefix="$findings/" -print_final_stats=1 $dirs >"$work/log" 2>&1
   rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -n1)
