@@ -1,5 +1,6 @@
 #!/bin/sh
-# Runs the libFuzzer targets built in FUZZ_BUILD (make fuzz / make test).
+# Runs the libFuzzer targets built in FUZZ_BUILD (make fuzz / make test), one at a time,
+# in-process (one job; -jobs=N would write fuzz-N.log files into the current directory).
 #   run.sh FUZZ_BUILD regress        each target: its corpus, then 500 fixed-seed runs (seconds; make test)
 #   run.sh FUZZ_BUILD long SECONDS   each target for SECONDS, one after the other (make fuzz)
 #   run.sh FUZZ_BUILD long SECONDS TARGET   one target
@@ -78,7 +79,7 @@ for t in $targets; do
     [ -d "$here/regressions/$t" ] && dirs="$dirs $here/regressions/$t"
   fi
   # shellcheck disable=SC2086
-  "$bin" $budget -jobs=1 -workers=1 -timeout="$timeout" -rss_limit_mb=2048 -max_len=65536 -dict="$work/dict" \
+  "$bin" $budget -timeout="$timeout" -rss_limit_mb=2048 -max_len=65536 -dict="$work/dict" \
     -artifact_prefix="$findings/" -print_final_stats=1 $dirs >"$work/log" 2>&1
   rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -n1)
