@@ -3,11 +3,14 @@
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 600
+FUZZ_TARGET ?=
 FORMAT     ?= text
 JOBS       ?= $(shell nproc)
 CMAKE_GEN  := -G Ninja
 
-.PHONY: all deps build build-asan demo test test-unit bench fuzz format clean static image docker-image
+.PHONY: all deps build build-asan build-fuzz demo test test-unit bench fuzz format clean static image docker-image
 
 all: build
 
@@ -27,6 +30,19 @@ $(ASAN_BUILD)/build.ninja:
 build-asan: deps $(ASAN_BUILD)/build.ninja
 	@cmake --build $(ASAN_BUILD) -j $(JOBS) --target dpscope_unit_tests
 
+# libFuzzer targets (tests/fuzz): clang with ASan+UBSan, the parsers' libraries only.
+$(FUZZ_BUILD)/build.ninja:
+	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DDPSCOPE_FUZZ=ON -DDPSCOPE_TESTS=OFF -DDPSCOPE_BPF_FIXTURES=OFF >/dev/null
+
+FUZZ_BINS := iptables_save restore iptables_S nft_json bpftool_prog bpftool_map bpftool_net bpftool_map_dump snapshot
+build-fuzz: deps $(FUZZ_BUILD)/build.ninja
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_BINS))
+
+# Each target for FUZZ_SECONDS (default 600), one after the other; FUZZ_TARGET=name for one.
+fuzz: build-fuzz
+	@tests/fuzz/run.sh $(FUZZ_BUILD) long $(FUZZ_SECONDS) $(FUZZ_TARGET)
+
 # The main job: the side-by-side report of the kind cluster's two nodes
 # (kube-proxy iptables vs Cilium kube-proxy replacement).
 demo: build
@@ -35,8 +51,8 @@ demo: build
 
 # Unit tier under ASan+UBSan, then the CLI and integration tiers on the
 # normal build (root needed for the integration tier; it skips loudly without).
-test: build build-asan
-	@tests/run.sh $(BUILD) $(ASAN_BUILD)
+test: build build-asan build-fuzz
+	@tests/run.sh $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
 
 bench: build
 	@bench/run.sh $(BUILD)
@@ -61,4 +77,4 @@ format:
 	@clang-format -i $$(git ls-files '*.cpp' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

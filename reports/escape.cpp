@@ -2,36 +2,32 @@
 
 #include <cstdio>
 
+#include "util/inert.h"
+
 namespace dpscope::reports {
 
-std::string escape_text(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else if (c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
-               static_cast<unsigned char>(s[i + 1]) <= 0x9f) {
-      // UTF-8 encoded C1 control (U+0080..U+009F, e.g. the 8-bit CSI U+009B).
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(s[i + 1]));
-      out += buf;
-      ++i;
+namespace {
+
+// "-3", "-0.5": a negative number a spreadsheet reads as a number, not a formula.
+bool negative_number(std::string_view s) {
+  if (s.size() < 2 || s[0] != '-') return false;
+  bool digit = false, dot = false;
+  for (size_t i = 1; i < s.size(); ++i) {
+    if (s[i] >= '0' && s[i] <= '9') {
+      digit = true;
+    } else if (s[i] == '.' && !dot) {
+      dot = true;
     } else {
-      out += static_cast<char>(c);
+      return false;
     }
   }
-  return out;
+  return digit;
 }
+
+}  // namespace
+
+// One implementation with error messages: util/inert.h.
+std::string escape_text(std::string_view s) { return inert(s); }
 
 std::string escape_markdown(std::string_view s) {
   std::string t = escape_text(s);
@@ -73,6 +69,13 @@ std::string escape_html(std::string_view s) {
 std::string escape_csv(std::string_view s) {
   std::string t = escape_text(s);
   std::string out = "\"";
+  // A cell a spreadsheet would evaluate (=HYPERLINK(...), +cmd, -2+3, @SUM,
+  // or a leading TAB/CR) starts with a quote, which makes it text (OWASP's
+  // advice); a lone "-" (no value) and negative numbers stay as they are.
+  if (!s.empty() && std::string_view("=+-@\t\r").find(s[0]) != std::string_view::npos && s != "-" &&
+      !negative_number(s)) {
+    out += '\'';
+  }
   for (char c : t) {
     if (c == '"') out += '"';
     out += c;

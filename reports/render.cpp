@@ -119,7 +119,7 @@ std::string render_text(const Comparison& c, const TextOptions& opt) {
     std::vector<size_t> number_w(n, 0), other_w(n);
     for (size_t i = 0; i < n; ++i) l.col_w[i] = other_w[i] = width(heads[i]);
     for (const Row* r : rows) {
-      l.label_w = std::max(l.label_w, width(r->label) + 2);
+      l.label_w = std::max(l.label_w, width(escape_text(r->label)) + 2);  // labels name tables: node text
       for (size_t i = 0; i < n; ++i) {
         size_t w = width(escape_text(r->values[i].shown()));
         l.col_w[i] = std::max(l.col_w[i], w);
@@ -183,7 +183,8 @@ std::string render_text(const Comparison& c, const TextOptions& opt) {
       for (size_t i : l.groups[g]) head += "  " + pad(cut_middle(heads[i], l.col_w[i]), l.col_w[i], true);
       out += dim + head + reset + "\n";
       for (const Row* r : rows) {
-        std::string line = "  " + pad(max_w > 0 ? cut_middle(r->label, lw) : r->label, lw, false);
+        const std::string label = escape_text(r->label);
+        std::string line = "  " + pad(max_w > 0 ? cut_middle(label, lw) : label, lw, false);
         for (size_t i : l.groups[g]) line += "  " + pad(value_text(r->values[i], i), l.col_w[i], true);
         std::string note = escape_text(cell_note(*r));
         // Notes give way first when the terminal is narrow.

@@ -6,10 +6,10 @@ set -eu
 PACKAGES="build-essential cmake ninja-build pkg-config
   libnftnl-dev libmnl-dev libbpf-dev libelf-dev zlib1g-dev libzstd-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev
-  clang llvm
+  clang llvm libclang-rt-14-dev
   iptables nftables iproute2 bpftool procps
   nfacct time
-  jq zstd
+  jq zstd strace
   qemu-system-x86 busybox-static cpio
   chromium chromium-driver"
 

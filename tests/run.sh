@@ -6,6 +6,7 @@
 set -u
 build=${1:-build}
 asan=${2:-build-asan}
+fuzz=${3:-}
 logdir=$(mktemp -d /tmp/dpscope-tests.XXXXXX)
 trap 'rm -rf "$logdir"' EXIT
 
@@ -42,6 +43,19 @@ fi
 run_tier unit "$asan/tests/dpscope_unit_tests"
 run_tier cli "$build/tests/dpscope_cli_tests"
 run_tier integration "$build/tests/dpscope_integration_tests"
+
+# fuzz: each libFuzzer target over its corpus plus 500 fixed-seed runs
+# (tests/fuzz/run.sh regress); one test per target.
+if [ -n "$fuzz" ]; then
+  echo "== fuzz: $fuzz/tests/fuzz"
+  "$(dirname "$0")/fuzz/run.sh" "$fuzz" regress >"$logdir/fuzz.log" 2>&1
+  sed 's/^/   /' "$logdir/fuzz.log"
+  p=$(grep -c ': ok,' "$logdir/fuzz.log")
+  f=$(grep -c ': FAILED' "$logdir/fuzz.log")
+  [ "$f" = 0 ] || status=1
+  echo "   fuzz: $p passed, $f failed, 0 skipped"
+  passed=$((passed + p)) failed=$((failed + f))
+fi
 
 echo
 echo "tests: $passed passed, $failed failed, $skipped skipped"

@@ -8,18 +8,13 @@
 
 #include "collectors/bpf/lb.h"
 #include "model/json.h"
+#include "model/json_input.h"
 #include "util/error.h"
 
 namespace dpscope::importer {
 namespace {
 
 using nlohmann::json;
-
-size_t line_of_offset(std::string_view text, size_t offset) {
-  size_t line = 1;
-  for (size_t i = 0; i < offset && i < text.size(); ++i) line += text[i] == '\n';
-  return line;
-}
 
 // bpftool prints one JSON array; this finds the line each top-level element
 // starts on, so a bad element is reported as FILE:LINE.
@@ -60,12 +55,7 @@ class Doc {
  public:
   Doc(std::string_view text, const std::string& origin, const char* what) : origin_(origin) {
     if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) throw InputError(origin, 0, "empty file");
-    try {
-      root_ = json::parse(text);
-    } catch (const json::parse_error& e) {
-      throw InputError(origin, line_of_offset(text, e.byte ? e.byte - 1 : 0),
-                       std::string("invalid JSON (expected `") + what + "` output): " + e.what());
-    }
+    root_ = model::parse_json_input(text, origin, std::string("expected `") + what + "` output");
     if (!root_.is_array()) {
       throw InputError(origin, 1, std::string("expected a JSON array, as `") + what + "` prints");
     }
@@ -118,6 +108,10 @@ class Doc {
     if (!it->is_array()) fail(i, std::string("\"") + key + "\" is not an array");
     for (const auto& v : *it) {
       if (!v.is_number_unsigned()) fail(i, std::string("\"") + key + "\" holds a non-id: " + v.dump());
+      // Kernel object ids are 32-bit; 4294967297 is not id 1.
+      if (v.get<uint64_t>() > std::numeric_limits<uint32_t>::max()) {
+        fail(i, std::string("\"") + key + "\" holds an id out of range (ids are 32-bit): " + v.dump());
+      }
       out.push_back(v.get<uint32_t>());
     }
     return out;
@@ -139,6 +133,8 @@ class Doc {
   json root_;
   std::vector<size_t> lines_;
 };
+
+constexpr uint64_t kLastRfc3339Second = 253402300799;  // 9999-12-31T23:59:59Z
 
 std::string rfc3339(uint64_t unix_seconds) {
   const time_t t = static_cast<time_t>(unix_seconds);
@@ -163,7 +159,14 @@ std::vector<model::BpfProgram> parse_bpftool_progs(std::string_view text, const 
     p.type = doc.type(i, o);
     p.name = doc.string(i, o, "name", false);
     p.tag = doc.string(i, o, "tag", false);
-    if (o.contains("loaded_at")) p.loaded_at = rfc3339(doc.number<uint64_t>(i, o, "loaded_at"));
+    if (o.contains("loaded_at")) {
+      // Seconds since the epoch; beyond year 9999 it is no time gmtime() can print.
+      const uint64_t at = doc.number<uint64_t>(i, o, "loaded_at");
+      if (at > kLastRfc3339Second) {
+        doc.fail(i, "\"loaded_at\" is out of range (seconds since 1970, at most year 9999): " + std::to_string(at));
+      }
+      p.loaded_at = rfc3339(at);
+    }
     p.bytes_xlated = doc.number<uint32_t>(i, o, "bytes_xlated", 0u);
     p.bytes_jited = doc.number<uint32_t>(i, o, "bytes_jited", 0u);
     p.bytes_memlock = doc.number<uint64_t>(i, o, "bytes_memlock", 0ull);

@@ -3,11 +3,13 @@
 // nft prints the whole document on one line, so a structural error is
 // reported at the line where the document starts, with the path of the
 // offending object ("nftables[12] (rule): ...") saying where inside it.
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
 #include "collectors/import/import.h"
 #include "model/iptables.h"
+#include "model/json_input.h"
 #include "util/error.h"
 
 namespace dpscope::importer {
@@ -26,18 +28,7 @@ class NftParser {
     const size_t first = text_.find_first_not_of(" \t\r\n");
     if (first == std::string_view::npos) throw InputError(origin_, 1, "empty file (only white space)");
     doc_line_ = line_of_offset(first);
-    json doc;
-    try {
-      doc = json::parse(text_.begin(), text_.end());
-    } catch (const json::parse_error& e) {
-      const size_t offset = e.byte > 0 ? e.byte - 1 : 0;
-      std::string what = e.what();
-      // "[json.exception.parse_error.101] parse error at line 1, column 5: syntax error ..."
-      if (auto colon = what.find(": "); colon != std::string::npos && what.find("parse error") < colon) {
-        what = what.substr(colon + 2);
-      }
-      throw InputError(origin_, line_of_offset(offset), "invalid JSON: " + what);
-    }
+    const json doc = model::parse_json_input(text_, origin_);
     if (!doc.is_object() || !doc.contains("nftables") || !doc["nftables"].is_array()) {
       fail("not `nft -j list ruleset` output: expected an object with an \"nftables\" array");
     }
@@ -151,6 +142,12 @@ class NftParser {
       base.type = optional_string(body, "type");
       const json& prio = field(body, "prio");
       if (!prio.is_number_integer()) fail("\"prio\" must be an integer");
+      // The kernel's chain priority is a 32-bit signed number; 4294967296 is not 0.
+      const bool fits = prio.is_number_unsigned()
+                            ? prio.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max())
+                            : prio.get<int64_t>() >= std::numeric_limits<int32_t>::min() &&
+                                  prio.get<int64_t>() <= std::numeric_limits<int32_t>::max();
+      if (!fits) fail("\"prio\" is out of range (a 32-bit signed priority): " + prio.dump());
       base.priority = prio.get<int32_t>();
       base.policy = optional_string(body, "policy");
       if (base.policy.empty()) base.policy = "accept";

@@ -61,7 +61,8 @@ void register_check(CLI::App& app, Runner& run) {
       "Problems: stale KUBE-SVC/KUBE-SEP/KUBE-SERVICES rules after a replacement, rules in both iptables\n"
       "backends, an orphan nftables kube-proxy table, a service address programmed both in netfilter and in\n"
       "an eBPF service map, no eBPF service map on a node that should be kube-proxy-free, sections that\n"
-      "could not be read. Exit 0: matches; 1: problems listed; 2: bad input.");
+      "could not be read: a check never passes on a section it could not see (section-unavailable, exit 1).\n"
+      "Exit 0: matches; 1: problems listed; 2: bad input.");
   sub->callback([args, &run] { run = [args] { return run_check(*args); }; });
 }
 

@@ -18,7 +18,9 @@
 #include <vector>
 
 #include "model/compression.h"
+#include "model/output_file.h"
 #include "util/error.h"
+#include "util/fd.h"
 #include "util/memory.h"
 
 namespace dpscope::model {
@@ -707,9 +709,11 @@ FileBytes read_file_bytes(const std::string& path) {
 
 void write_file_atomically(const std::string& path, const std::string& content) {
   if (path == "-") {
-    std::cout << content;
+    // write(2) itself, so a full disk is named (std::cout says only "failed").
     std::cout.flush();
-    if (!std::cout) throw SystemError("writing to standard output", EIO);
+    if (const int err = write_all(STDOUT_FILENO, content.data(), content.size())) {
+      stdout_failed("writing to standard output", err);
+    }
     return;
   }
   // An existing non-regular file (/dev/null, a FIFO, /dev/stdout) is written
@@ -718,35 +722,18 @@ void write_file_atomically(const std::string& path, const std::string& content) 
   struct stat existing {};
   if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
     if (S_ISDIR(existing.st_mode)) throw InputError(path, 0, "is a directory, expected a file");
-    std::ofstream out(path, std::ios::binary);
-    out << content;
-    out.flush();
-    if (!out) throw InputError(path, 0, std::string("write failed: ") + std::strerror(errno));
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC));
+    if (!fd) throw InputError(path, 0, "cannot open for writing: " + errno_text(errno));
+    if (const int err = write_all(fd.get(), content.data(), content.size())) {
+      throw InputError(path, 0, "write failed: " + errno_text(err));
+    }
     return;
   }
-  std::string tmp = path + ".tmp.XXXXXX";
-  int fd = ::mkstemp(tmp.data());
-  if (fd < 0) {
-    throw InputError(path, 0, std::string("cannot create output file: ") + std::strerror(errno));
+  TempOutput out(path);  // removed again unless committed, even on SIGINT
+  if (const int err = write_all(out.fd(), content.data(), content.size())) {
+    throw InputError(path, 0, "write failed: " + errno_text(err));
   }
-  size_t off = 0;
-  while (off < content.size()) {
-    ssize_t n = ::write(fd, content.data() + off, content.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw InputError(path, 0, std::string("write failed: ") + std::strerror(err));
-    }
-    off += static_cast<size_t>(n);
-  }
-  ::fchmod(fd, 0644);
-  if (::close(fd) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    throw InputError(path, 0, std::string("cannot write output file: ") + std::strerror(err));
-  }
+  out.commit();
 }
 
 }  // namespace dpscope::model

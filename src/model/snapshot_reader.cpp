@@ -18,6 +18,8 @@
 #include <atomic>
 #include <exception>
 #include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -29,6 +31,7 @@
 
 #include "model/compression.h"
 #include "model/json.h"
+#include "model/json_input.h"
 #include "util/error.h"
 #include "util/fd.h"
 
@@ -99,6 +102,9 @@ struct InputControl {
   bool skip_requested = false;  // set by the handler: skip the array just opened
   uint64_t skipped_objects = 0; // objects in the last skipped array
   uint64_t skipped_bytes = 0;   // bytes the lexer never saw (file offset = its offset + this)
+  size_t depth_at_skip = 0;     // nesting of the skipped array itself
+  std::string skip_error;       // what is wrong in a skipped array ("" = nothing)
+  bool too_deep = false;        // nested beyond kJsonDepthLimit
   int read_error = 0;
 };
 
@@ -149,41 +155,218 @@ class Input {
     }
   }
 
-  // Called just after the array's '['; returns its ']' (or EOF, which the
-  // lexer reports as a syntax error).
+  // Called just after the array's '['; returns its ']', or EOF (which the
+  // lexer reports as a syntax error) with control_->skip_error set.
+  //
+  // Cheaper than the lexer because nothing is stored, but the same grammar
+  // as nlohmann's: a file the DOM parser refuses is refused here too
+  // (structure, string escapes and UTF-8, numbers and their range, nesting
+  // depth), and every element of the array must be an object.
   std::char_traits<char>::int_type skip_to_close() {
     control_->skip_requested = false;
     uint64_t objects = 0, bytes = 0;
-    int depth = 1;
-    bool in_string = false, escaped = false;
-    for (;;) {
-      if (pos_ == end_ && !refill()) return std::char_traits<char>::eof();
-      const char c = *pos_++;
+    enum class Want : uint8_t { ValueOrClose, Value, KeyOrClose, Key, Colon, CommaOrClose };
+    std::vector<bool> in_object;  // the open containers inside the array, innermost last
+    Want want = Want::ValueOrClose;
+    auto eof = std::char_traits<char>::eof();
+    auto peek = [&]() -> int {
+      if (pos_ == end_ && !refill()) return -1;
+      return static_cast<unsigned char>(*pos_);
+    };
+    auto take = [&] {
+      ++pos_;
       ++bytes;
-      if (in_string) {
-        if (escaped) escaped = false;
-        else if (c == '\\') escaped = true;
-        else if (c == '"') in_string = false;
+    };
+    auto fail = [&](const std::string& what) {
+      control_->skip_error = what;
+      control_->skipped_bytes += bytes;
+      return eof;
+    };
+    for (;;) {
+      int c = peek();
+      while (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+        take();
+        c = peek();
+      }
+      if (c < 0) return fail("unexpected end of input");
+      const bool top_array = in_object.empty() || !in_object.back();
+      if (want == Want::CommaOrClose) {
+        take();
+        if (c == ',') {
+          want = top_array ? Want::Value : Want::Key;
+          continue;
+        }
+        if (c != (top_array ? ']' : '}')) return fail(std::string("expected ',' or '") + (top_array ? ']' : '}') + "'");
+        if (in_object.empty()) {
+          control_->skipped_objects = objects;
+          control_->skipped_bytes += bytes - 1;  // the lexer sees this one
+          return std::char_traits<char>::to_int_type(static_cast<char>(c));
+        }
+        in_object.pop_back();
         continue;
       }
-      switch (c) {
-        case '"': in_string = true; break;
-        case '{':
-          if (depth == 1) ++objects;
-          ++depth;
-          break;
-        case '[': ++depth; break;
-        case '}':
-        case ']':
-          if (--depth == 0) {
-            control_->skipped_objects = objects;
-            control_->skipped_bytes += bytes - 1;  // the lexer sees this one
-            return std::char_traits<char>::to_int_type(c);
+      if (want == Want::Colon) {
+        take();
+        if (c != ':') return fail("expected ':'");
+        want = Want::Value;
+        continue;
+      }
+      if (want == Want::KeyOrClose || want == Want::Key) {
+        if (c == '}' && want == Want::KeyOrClose) {
+          take();
+          in_object.pop_back();
+          want = Want::CommaOrClose;
+          continue;
+        }
+        if (c != '"') return fail("expected a string key");
+        take();
+        if (auto bad = skip_string(bytes)) return fail(bad);
+        want = Want::Colon;
+        continue;
+      }
+      // A value (or the array's end right after '[').
+      if (c == ']' && want == Want::ValueOrClose) {
+        take();
+        if (in_object.empty()) {
+          control_->skipped_objects = objects;
+          control_->skipped_bytes += bytes - 1;
+          return std::char_traits<char>::to_int_type(']');
+        }
+        in_object.pop_back();
+        want = Want::CommaOrClose;
+        continue;
+      }
+      if (in_object.empty() && c != '{') return fail("a rule is not an object");
+      if (c == '{' || c == '[') {
+        take();
+        if (control_->depth_at_skip + in_object.size() + 1 > kJsonDepthLimit) {
+          control_->too_deep = true;
+          return fail(too_deep_message());
+        }
+        if (c == '{' && in_object.empty()) ++objects;
+        in_object.push_back(c == '{');
+        want = c == '{' ? Want::KeyOrClose : Want::ValueOrClose;
+        continue;
+      }
+      if (c == '"') {
+        take();
+        if (auto bad = skip_string(bytes)) return fail(bad);
+      } else if (c == '-' || (c >= '0' && c <= '9')) {
+        if (auto bad = skip_number(bytes)) return fail(bad);
+      } else if (c == 't' || c == 'f' || c == 'n') {
+        const char* word = c == 't' ? "true" : c == 'f' ? "false" : "null";
+        for (const char* w = word; *w; ++w) {
+          if (peek() != *w) return fail(std::string("invalid literal; expected '") + word + "'");
+          take();
+        }
+      } else {
+        return fail("invalid value");
+      }
+      want = Want::CommaOrClose;
+    }
+  }
+
+  // After the opening quote, through the closing one. Returns what is wrong, or nullptr.
+  const char* skip_string(uint64_t& bytes) {
+    auto next = [&]() -> int {
+      if (pos_ == end_ && !refill()) return -1;
+      ++bytes;
+      return static_cast<unsigned char>(*pos_++);
+    };
+    auto hex4 = [&](unsigned& v) {
+      v = 0;
+      for (int k = 0; k < 4; ++k) {
+        const int h = next();
+        if (h >= '0' && h <= '9') v = v * 16 + static_cast<unsigned>(h - '0');
+        else if (h >= 'a' && h <= 'f') v = v * 16 + static_cast<unsigned>(h - 'a' + 10);
+        else if (h >= 'A' && h <= 'F') v = v * 16 + static_cast<unsigned>(h - 'A' + 10);
+        else return false;
+      }
+      return true;
+    };
+    for (;;) {
+      const int c = next();
+      if (c < 0) return "unexpected end of input in a string";
+      if (c == '"') return nullptr;
+      if (c < 0x20) return "control character in a string (must be escaped)";
+      if (c == '\\') {
+        const int e = next();
+        if (e == 'u') {
+          unsigned v = 0;
+          if (!hex4(v)) return "invalid \\u escape";
+          if (v >= 0xDC00 && v <= 0xDFFF) return "lone low surrogate in a \\u escape";
+          if (v >= 0xD800 && v <= 0xDBFF) {
+            unsigned low = 0;
+            if (next() != '\\' || next() != 'u' || !hex4(low) || low < 0xDC00 || low > 0xDFFF) {
+              return "high surrogate not followed by a low one";
+            }
           }
-          break;
-        default: break;
+        } else if (e != '"' && e != '\\' && e != '/' && e != 'b' && e != 'f' && e != 'n' && e != 'r' && e != 't') {
+          return "invalid escape in a string";
+        }
+        continue;
+      }
+      if (c < 0x80) continue;
+      // UTF-8, as nlohmann checks it: no overlong forms, no surrogates, <= U+10FFFF.
+      int more = 0;
+      int lo = 0x80, hi = 0xBF;
+      if (c >= 0xC2 && c <= 0xDF) more = 1;
+      else if (c == 0xE0) more = 2, lo = 0xA0;
+      else if (c == 0xED) more = 2, hi = 0x9F;
+      else if (c >= 0xE1 && c <= 0xEF) more = 2;
+      else if (c == 0xF0) more = 3, lo = 0x90;
+      else if (c == 0xF4) more = 3, hi = 0x8F;
+      else if (c >= 0xF1 && c <= 0xF3) more = 3;
+      else return "invalid UTF-8 in a string";
+      for (int k = 0; k < more; ++k) {
+        const int t = next();
+        if (t < lo || t > hi) return "invalid UTF-8 in a string";
+        lo = 0x80, hi = 0xBF;
       }
     }
+  }
+
+  // A JSON number, left for the next character to end; its value must be one
+  // a double or a 64-bit integer holds (nlohmann refuses 1e999 too).
+  const char* skip_number(uint64_t& bytes) {
+    std::string token;
+    auto peek = [&]() -> int {
+      if (pos_ == end_ && !refill()) return -1;
+      return static_cast<unsigned char>(*pos_);
+    };
+    auto take = [&] {
+      token += *pos_++;
+      ++bytes;
+    };
+    auto digits = [&] {
+      size_t n = 0;
+      for (int c = peek(); c >= '0' && c <= '9'; c = peek(), ++n) take();
+      return n;
+    };
+    if (peek() == '-') take();
+    if (peek() == '0') {
+      take();
+    } else if (digits() == 0) {
+      return "invalid number";
+    }
+    bool integer = true;
+    if (peek() == '.') {
+      take();
+      integer = false;
+      if (digits() == 0) return "invalid number: no digit after '.'";
+    }
+    if (peek() == 'e' || peek() == 'E') {
+      take();
+      integer = false;
+      if (peek() == '+' || peek() == '-') take();
+      if (digits() == 0) return "invalid number: no digit in the exponent";
+    }
+    if (!integer || token.size() > 18) {
+      errno = 0;
+      const double v = std::strtod(token.c_str(), nullptr);
+      if (!std::isfinite(v)) return "number out of range";
+    }
+    return nullptr;
   }
 
   InputControl* control_;
@@ -203,6 +386,8 @@ class SnapshotSax {
   std::vector<std::vector<Chain>> chains;
   // The first problem in the chains (reported after the schema check).
   std::string chain_error;
+  // Nested beyond kJsonDepthLimit (the parse stopped there).
+  bool too_deep = false;
   // A JSON syntax error: byte offset and nlohmann's message.
   std::optional<std::pair<size_t, std::string>> syntax_error;
 
@@ -247,6 +432,7 @@ class SnapshotSax {
   }
 
   bool start_object(std::size_t n) {
+    if (!deeper()) return false;
     if (in_chains()) return open(false);
     // The tables' elements are the objects at depth 3 under /netfilter/tables.
     if (depth_ == 3 && at_tables()) ++table_index_;
@@ -254,11 +440,13 @@ class SnapshotSax {
     return dom_.start_object(n);
   }
   bool end_object() {
+    --nesting_;
     if (in_chains()) return close();
     --depth_;
     return dom_.end_object();
   }
   bool start_array(std::size_t n) {
+    if (!deeper()) return false;
     if (in_chains()) return open(true);
     if (depth_ == 4 && at_tables() && path_key_[4] == "chains") {
       // Enter chain mode; the DOM gets an empty array in its place.
@@ -270,12 +458,14 @@ class SnapshotSax {
     return dom_.start_array(n);
   }
   bool end_array() {
+    --nesting_;
     if (in_chains()) return close();
     --depth_;
     return dom_.end_array();
   }
-  bool parse_error(std::size_t byte, const std::string&, const nlohmann::detail::exception& e) {
-    syntax_error = {byte, e.what()};
+  bool parse_error(std::size_t byte, const std::string& token, const nlohmann::detail::exception& e) {
+    // out_of_range.406: a number no double holds (1e999), bad input like a syntax error.
+    syntax_error = {byte, e.id == 406 ? "number out of range: " + token : "invalid JSON: " + json_error_text(e.what())};
     return false;
   }
 
@@ -283,6 +473,12 @@ class SnapshotSax {
   static constexpr int kPathDepth = 8;
 
   bool in_chains() const { return !frames_.empty(); }
+  // Every object and array, DOM side or chain side: bounded (model/json_input.h).
+  bool deeper() {
+    if (++nesting_ <= kJsonDepthLimit) return true;
+    too_deep = true;
+    return false;
+  }
   bool at_tables() const { return path_key_[1] == "netfilter" && path_key_[2] == "tables"; }
 
   std::vector<Chain>& table_chains() { return chains[static_cast<size_t>(table_index_)]; }
@@ -468,6 +664,7 @@ class SnapshotSax {
         detail_ = has_name_ && options_.rule_detail ? options_.rule_detail(chain_.name) : RuleDetail::Full;
         if (detail_ == RuleDetail::None) {
           input_.skip_requested = true;  // the next event is this array's end
+          input_.depth_at_skip = nesting_;
           skipping_rules_ = true;
           return push(Frame::RuleList);
         }
@@ -598,6 +795,7 @@ class SnapshotSax {
   }
 
   nlohmann::detail::json_sax_dom_parser<json> dom_;
+  size_t nesting_ = 0;
   const LoadOptions& options_;
   InputControl& input_;
 
@@ -652,11 +850,18 @@ Snapshot read_snapshot(Input&& input, InputControl& in, Reopen reopen, const std
     throw InputError(origin, 0, std::string("invalid JSON: ") + e.what());
   }
   if (in.read_error) throw InputError(origin, 0, std::string("read failed: ") + std::strerror(in.read_error));
+  if (sax.too_deep || in.too_deep) throw InputError(origin, 0, too_deep_message());
+  if (!in.skip_error.empty()) {
+    // In a skipped rules array: the lexer saw an early end there.
+    const size_t byte = (sax.syntax_error ? sax.syntax_error->first : 0) + in.skipped_bytes;
+    auto again = reopen();
+    throw InputError(origin, line_of_byte(*again, byte ? byte - 1 : 0), "invalid JSON: " + in.skip_error);
+  }
   if (!ok || sax.syntax_error) {
     const size_t byte = (sax.syntax_error ? sax.syntax_error->first : 0) + in.skipped_bytes;
-    const std::string what = sax.syntax_error ? sax.syntax_error->second : "unexpected end of input";
+    const std::string what = sax.syntax_error ? sax.syntax_error->second : "invalid JSON: unexpected end of input";
     auto again = reopen();
-    throw InputError(origin, line_of_byte(*again, byte ? byte - 1 : 0), "invalid JSON: " + what);
+    throw InputError(origin, line_of_byte(*again, byte ? byte - 1 : 0), what);
   }
   Snapshot s = from_json(root, origin);  // schema first: a v2 file is "unsupported", not a chain error
   // A newer minor version only adds fields; say which ones this dpscope ignores.
@@ -666,9 +871,9 @@ Snapshot read_snapshot(Input&& input, InputControl& in, Reopen reopen, const std
       std::string list;
       for (size_t i = 0; i < unknown.size() && i < 8; ++i) list += (i ? ", " : "") + unknown[i];
       if (unknown.size() > 8) list += ", ... (" + std::to_string(unknown.size() - 8) + " more)";
-      options.warn(origin + ": schema \"" + s.schema + "\" is newer than this dpscope's \"" + kSchema + "\": " +
+      options.warn(inert(origin + ": schema \"" + s.schema + "\" is newer than this dpscope's \"" + kSchema + "\": " +
                    std::to_string(unknown.size()) + " unknown field" + (unknown.size() == 1 ? "" : "s") +
-                   " ignored (" + list + ")");
+                   " ignored (" + list + ")"));  // field names come from the file
     }
   }
   if (!sax.chain_error.empty()) throw InputError(origin, 0, sax.chain_error);

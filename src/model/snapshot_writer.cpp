@@ -20,6 +20,7 @@
 #include <unordered_map>
 
 #include "model/compression.h"
+#include "model/output_file.h"
 #include "model/json.h"
 #include "util/error.h"
 #include "util/memory.h"
@@ -737,7 +738,7 @@ uint64_t RuleSpool::bytes() const {
 namespace {
 
 [[noreturn]] void write_failed(const std::string& path, int err) {
-  throw InputError(path, 0, std::string("cannot write output file: ") + std::strerror(err ? err : EIO));
+  throw InputError(path, 0, "cannot write output file: " + errno_text(err ? err : EIO));
 }
 
 // The snapshot into `out`, compressed on the way when asked: the compressor
@@ -758,7 +759,8 @@ void save_snapshot(const Snapshot& s, const std::string& path, const RuleText* r
       write_snapshot(s, stdout, rule_text);
       if (std::fflush(stdout) != 0) throw std::runtime_error(std::strerror(errno));
     } catch (const std::runtime_error&) {
-      throw SystemError("writing the snapshot to stdout", errno ? errno : EIO);
+      // A full or closed stdout is the caller's output, not dpscope's fault: exit 2, errno named.
+      stdout_failed("writing the snapshot to standard output", errno);
     }
     return;
   }
@@ -784,29 +786,19 @@ void save_snapshot(const Snapshot& s, const std::string& path, const RuleText* r
     }
     return;
   }
-  std::string tmp = path + ".tmp.XXXXXX";
-  const int fd = mkstemp(tmp.data());
-  if (fd < 0) throw InputError(path, 0, std::string("cannot create output file: ") + std::strerror(errno));
-  std::unique_ptr<std::FILE, decltype(&std::fclose)> f(fdopen(fd, "w"), std::fclose);
-  if (!f) {
-    const int err = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    write_failed(path, err);
-  }
+  TempOutput tmp(path);  // removed unless committed, also on SIGINT/SIGTERM
+  std::unique_ptr<std::FILE, decltype(&std::fclose)> f(fdopen(tmp.fd(), "w"), std::fclose);
+  if (!f) write_failed(path, errno);
+  tmp.release_fd();
   std::setvbuf(f.get(), nullptr, _IOFBF, kBuffer);
   try {
     write_snapshot_as(s, f.get(), compression, rule_text);
     if (std::fflush(f.get()) != 0) throw std::runtime_error(std::strerror(errno));
-    ::fchmod(fileno(f.get()), 0644);  // as write_file_atomically
     if (std::fclose(f.release()) != 0) throw std::runtime_error(std::strerror(errno));
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error(std::strerror(errno));
   } catch (const std::runtime_error&) {
-    const int err = errno;
-    f.reset();
-    ::unlink(tmp.c_str());
-    write_failed(path, err);
+    write_failed(path, errno);
   }
+  tmp.commit();  // mode of the file replaced, or 0666 & ~umask
 }
 
 }  // namespace dpscope::model

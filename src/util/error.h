@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "util/inert.h"
+
 namespace dpscope {
 
 enum ExitCode : int {
@@ -33,7 +35,9 @@ class InputError : public std::runtime_error {
 
  private:
   static std::string format(const std::string& file, size_t line, const std::string& what) {
-    return line ? file + ":" + std::to_string(line) + ": " + what : file + ": " + what;
+    // Messages quote input (a chain name, a line): inert, so stderr cannot
+    // carry a terminal escape either.
+    return inert(line ? file + ":" + std::to_string(line) + ": " + what : file + ": " + what);
   }
   std::string file_;
   size_t line_;
@@ -41,13 +45,13 @@ class InputError : public std::runtime_error {
 
 class UsageError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit UsageError(const std::string& what) : std::runtime_error(inert(what)) {}
 };
 
 class SystemError : public std::runtime_error {
  public:
   SystemError(const std::string& what, int err, std::string hint = {})
-      : std::runtime_error(what + ": " + std::strerror(err)), err_(err), hint_(std::move(hint)) {}
+      : std::runtime_error(inert(what + ": " + std::strerror(err))), err_(err), hint_(inert(hint)) {}
   int err() const { return err_; }
   const std::string& hint() const { return hint_; }
 

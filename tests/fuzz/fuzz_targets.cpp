@@ -1,0 +1,85 @@
+// libFuzzer targets, one per parser (tests/fuzz/README.md). Each is built as
+// its own binary with -DDPSCOPE_FUZZ_TARGET=<name>.
+//
+// The contract every parser keeps: any input is parsed or refused with
+// InputError (exit 2). Any other exception escaping, a crash, a sanitizer
+// report, a hang (-timeout) or a blow-up (-rss_limit_mb) is a finding.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "collectors/import/bpftool.h"
+#include "collectors/import/import.h"
+#include "model/json.h"
+#include "util/error.h"
+
+namespace {
+
+using namespace dpscope;
+
+template <typename F>
+bool refused(F&& parse) {
+  try {
+    parse();
+    return false;
+  } catch (const InputError&) {
+    return true;
+  }
+}
+
+void iptables_save(std::string_view text) {
+  refused([&] { importer::parse_iptables_save(text, "fuzz", {}); });
+}
+
+// Restore commands (-I/-N/-X/-F/-P/-Z/-A) inside one table, so mutations
+// spend their time on the commands rather than on the table framing.
+void restore(std::string_view text) {
+  const std::string doc = "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD DROP [0:0]\n" + std::string(text) + "\nCOMMIT\n";
+  refused([&] { importer::parse_iptables_save(doc, "fuzz", {}); });
+}
+
+void iptables_S(std::string_view text) {
+  refused([&] { importer::parse_iptables_rules_listing(text, "fuzz", "filter", {}); });
+}
+
+void nft_json(std::string_view text) {
+  refused([&] { importer::parse_nft_json(text, "fuzz"); });
+}
+
+void bpftool_prog(std::string_view text) {
+  refused([&] { importer::parse_bpftool_progs(text, "fuzz"); });
+}
+void bpftool_map(std::string_view text) {
+  refused([&] { importer::parse_bpftool_maps(text, "fuzz"); });
+}
+void bpftool_net(std::string_view text) {
+  refused([&] { importer::parse_bpftool_net(text, "fuzz"); });
+}
+void bpftool_map_dump(std::string_view text) {
+  refused([&] { importer::parse_bpftool_map_dump(text, "fuzz"); });
+}
+
+// Both loaders, and the promise between them: text that is not JSON is
+// refused by each (the lean loader skips rules by a scan of its own).
+void snapshot(std::string_view text) {
+  const std::string doc(text);
+  const model::LoadOptions lean{[](std::string_view) { return model::RuleDetail::None; }, nullptr};
+  const model::LoadOptions verdicts{[](std::string_view) { return model::RuleDetail::Verdict; }, nullptr};
+  const bool full_refused = refused([&] { model::from_json_text(doc, "fuzz"); });
+  const bool lean_refused = refused([&] { model::from_json_text(doc, "fuzz", lean); });
+  refused([&] { model::from_json_text(doc, "fuzz", verdicts); });
+  if (!nlohmann::json::accept(doc) && (!full_refused || !lean_refused)) {
+    std::abort();  // invalid JSON accepted
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  DPSCOPE_FUZZ_TARGET(text);
+  return 0;
+}
