@@ -20,38 +20,78 @@ namespace dpscope::reports {
 
 namespace fs = std::filesystem;
 
-ClusterInput load_cluster(const std::string& dir, const std::string& label) {
-  ClusterInput c;
-  c.dir = dir;
+std::vector<std::string> cluster_files(const std::string& dir) {
+  std::vector<std::string> files;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     if (e.is_regular_file() && model::is_snapshot_file_name(e.path().filename().string())) {
-      c.files.push_back(e.path().string());
+      files.push_back(e.path().string());
     }
   }
   if (ec) throw InputError(dir, 0, "cannot list the folder: " + ec.message());
-  std::sort(c.files.begin(), c.files.end());
-  if (c.files.empty()) throw InputError(dir, 0, "no node snapshots (*.json, *.json.zst, *.json.gz) in this folder");
-  c.nodes.resize(c.files.size());
-  std::vector<std::exception_ptr> errors(c.files.size());
+  std::sort(files.begin(), files.end());
+  if (files.empty()) throw InputError(dir, 0, "no node snapshots (*.json, *.json.zst, *.json.gz) in this folder");
+  return files;
+}
+
+bool is_foreign_file(const std::string& path) {
+  // Only on the error path: the whole (decompressed) file is scanned, since a
+  // snapshot written with sorted keys names its schema after its sections.
+  static constexpr std::string_view kMark = "\"dpscope.snapshot/";
+  try {
+    return model::read_file(path).find(kMark) == std::string::npos;  // decompressed when compressed
+  } catch (const std::exception&) {
+    return false;  // unreadable or damaged compression: the load error says so
+  }
+}
+
+void skip_foreign_or_rethrow(const std::string& path, const Warn& warn) {
+  try {
+    throw;
+  } catch (const InputError& e) {
+    if (!is_foreign_file(path)) throw;
+    if (warn) warn(path + ": not a node snapshot (" + e.what() + "): skipped");
+  }
+}
+
+ClusterInput load_cluster(const std::string& dir, const std::string& label, const Warn& warn) {
+  ClusterInput c;
+  c.dir = dir;
+  std::vector<std::string> files = cluster_files(dir);
+  std::vector<AnalyzedInput> nodes(files.size());
+  std::vector<std::exception_ptr> errors(files.size());
   std::atomic<size_t> next{0};
   auto worker = [&] {
-    for (size_t i; (i = next++) < c.files.size();) {
+    for (size_t i; (i = next++) < files.size();) {
       try {
-        const model::Snapshot s = model::load_snapshot(c.files[i], {analysis::rule_detail_for});
-        c.nodes[i] = analyze_input({"", c.files[i], &s});
+        const model::Snapshot s = model::load_snapshot(files[i], {analysis::rule_detail_for});
+        nodes[i] = analyze_input({"", files[i], &s});
       } catch (...) {
         errors[i] = std::current_exception();
       }
     }
   };
-  const size_t threads = std::min<size_t>(c.files.size(), std::max(1u, std::thread::hardware_concurrency()));
+  const size_t threads = std::min<size_t>(files.size(), std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::thread> pool;
   for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
-  for (const auto& e : errors) {
-    if (e) std::rethrow_exception(e);  // the first failing file, in folder order
+  // In folder order: the first real error is thrown; files that are no snapshots are skipped.
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (errors[i]) {
+      try {
+        std::rethrow_exception(errors[i]);
+      } catch (...) {
+        skip_foreign_or_rethrow(files[i], warn);
+      }
+      continue;
+    }
+    c.files.push_back(files[i]);
+    c.nodes.push_back(std::move(nodes[i]));
+  }
+  if (c.files.empty()) {
+    throw InputError(dir, 0, "no node snapshots in this folder: its " + std::to_string(files.size()) +
+                                 " *.json file" + (files.size() == 1 ? " is" : "s are") + " not dpscope snapshots");
   }
   std::string name = fs::path(dir).lexically_normal().filename().string();
   if (name.empty()) name = fs::path(dir).lexically_normal().parent_path().filename().string();

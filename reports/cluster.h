@@ -4,6 +4,7 @@
 // side per cluster), so every renderer prints it.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,10 +19,28 @@ struct ClusterInput {
   std::vector<AnalyzedInput> nodes;           // same order: each snapshot analysed as it is read
 };
 
-// Lists DIR/*.json, *.json.zst, *.json.gz (sorted) and reads them, in
-// parallel, each one analysed and dropped right after it is read (memory is
-// the analyses, not the snapshots); throws InputError when DIR holds none.
-ClusterInput load_cluster(const std::string& dir, const std::string& label);
+using Warn = std::function<void(const std::string&)>;
+
+// DIR/*.json, *.json.zst, *.json.gz, sorted; throws InputError when DIR
+// cannot be listed or holds none.
+std::vector<std::string> cluster_files(const std::string& dir);
+
+// Whether a file that failed to load as a snapshot is not meant to be one: it
+// never names the snapshot schema ("dpscope.snapshot/"), as a saved report,
+// an `nft -j` dump or a stray note does not. A truncated or damaged snapshot
+// names it, and stays an error.
+bool is_foreign_file(const std::string& path);
+
+// A cluster folder's file that is not a node snapshot is skipped, said once through
+// `warn` ("FILE: not a node snapshot (...): skipped"); any other error is thrown.
+// Rethrows the current exception unless it is such a file.
+void skip_foreign_or_rethrow(const std::string& path, const Warn& warn);
+
+// Lists the folder (cluster_files) and reads the files in parallel, each one
+// analysed and dropped right after it is read (memory is the analyses, not
+// the snapshots). A file that is not a node snapshot at all (is_foreign_file)
+// is skipped with a warning; a folder left with no snapshot is an InputError.
+ClusterInput load_cluster(const std::string& dir, const std::string& label, const Warn& warn = {});
 
 Comparison compare_clusters(const std::vector<ClusterInput>& clusters);
 

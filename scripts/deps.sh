@@ -10,6 +10,7 @@ PACKAGES="build-essential cmake ninja-build pkg-config
   iptables nftables iproute2 bpftool procps
   nfacct time
   jq zstd
+  zsh fish man-db bsdutils
   chromium chromium-driver"
 
 missing=""
