@@ -34,12 +34,69 @@ std::vector<std::string> cluster_files(const std::string& dir) {
   return files;
 }
 
+namespace {
+
+// The top level of a JSON document, read without building it: whether it is
+// valid JSON, an object, its keys and its "schema" string.
+struct TopLevel : nlohmann::json_sax<nlohmann::json> {
+  int depth = 0;
+  bool object = false;
+  bool schema_next = false;
+  std::string schema;
+  std::set<std::string> keys;
+
+  bool null() override { return value(""); }
+  bool boolean(bool) override { return value(""); }
+  bool number_integer(number_integer_t) override { return value(""); }
+  bool number_unsigned(number_unsigned_t) override { return value(""); }
+  bool number_float(number_float_t, const string_t&) override { return value(""); }
+  bool string(string_t& s) override { return value(s); }
+  bool binary(binary_t&) override { return value(""); }
+  bool start_object(std::size_t) override {
+    if (depth == 0) object = true;
+    schema_next = false;
+    ++depth;
+    return true;
+  }
+  bool key(string_t& k) override {
+    if (depth == 1) {
+      keys.insert(k);
+      schema_next = k == "schema";
+    }
+    return true;
+  }
+  bool end_object() override { return --depth, true; }
+  bool start_array(std::size_t) override {
+    schema_next = false;
+    ++depth;
+    return true;
+  }
+  bool end_array() override { return --depth, true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  bool value(const std::string& s) {
+    if (depth == 1 && schema_next) schema = s;
+    schema_next = false;
+    return true;
+  }
+};
+
+}  // namespace
+
 bool is_foreign_file(const std::string& path) {
-  // Only on the error path: the whole (decompressed) file is scanned, since a
-  // snapshot written with sorted keys names its schema after its sections.
-  static constexpr std::string_view kMark = "\"dpscope.snapshot/";
+  // Only on the error path. Foreign: complete, valid JSON that is not a
+  // snapshot (another schema, no schema and none of a snapshot's sections, not
+  // an object). A file cut short or damaged is not valid JSON: it stays an
+  // error, whatever it was meant to be.
   try {
-    return model::read_file(path).find(kMark) == std::string::npos;  // decompressed when compressed
+    const std::string text = model::read_file(path);  // decompressed when compressed
+    TopLevel top;
+    if (!nlohmann::json::sax_parse(text, &top, nlohmann::json::input_format_t::json, true)) return false;
+    if (!top.object) return true;
+    if (top.schema.rfind("dpscope.snapshot/", 0) == 0) return false;
+    if (!top.schema.empty()) return true;
+    return !(top.keys.count("node") || top.keys.count("netfilter") || top.keys.count("ebpf"));
   } catch (const std::exception&) {
     return false;  // unreadable or damaged compression: the load error says so
   }
@@ -64,7 +121,7 @@ ClusterInput load_cluster(const std::string& dir, const std::string& label, cons
   auto worker = [&] {
     for (size_t i; (i = next++) < files.size();) {
       try {
-        const model::Snapshot s = model::load_snapshot(files[i], {analysis::rule_detail_for});
+        const model::Snapshot s = model::load_snapshot(files[i], {analysis::rule_detail_for, {}});
         nodes[i] = analyze_input({"", files[i], &s});
       } catch (...) {
         errors[i] = std::current_exception();

@@ -26,9 +26,10 @@ using Warn = std::function<void(const std::string&)>;
 std::vector<std::string> cluster_files(const std::string& dir);
 
 // Whether a file that failed to load as a snapshot is not meant to be one: it
-// never names the snapshot schema ("dpscope.snapshot/"), as a saved report,
-// an `nft -j` dump or a stray note does not. A truncated or damaged snapshot
-// names it, and stays an error.
+// is complete, valid JSON, but another document (a saved report: another
+// "schema"; an `nft -j` dump or a note: no schema and no snapshot section, or
+// not an object). A truncated or damaged file is not valid JSON, and a file
+// that says it is a snapshot is one: both stay errors.
 bool is_foreign_file(const std::string& path);
 
 // A cluster folder's file that is not a node snapshot is skipped, said once through

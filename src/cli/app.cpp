@@ -20,7 +20,15 @@ int bad_input(const std::exception& e) {
 
 int run_main(int argc, char** argv) {
   CLI::App app{kProgramDescription, "dpscope"};
-  app.set_version_flag("--version", [] { return version_text(); }, "version, git commit, libraries, kernel features");
+  // CLI11 ends the text with its own newline.
+  app.set_version_flag(
+      "--version",
+      [] {
+        std::string v = version_text();
+        if (!v.empty() && v.back() == '\n') v.pop_back();
+        return v;
+      },
+      "version, git commit, libraries, kernel features");
   app.require_subcommand(1);
   Runner run;
   build_app(app, run);

@@ -65,13 +65,19 @@ std::vector<CommandDoc> command_docs(const CLI::App& root) {
   std::vector<CommandDoc> out;
   for (const auto& spec : command_table()) {
     const CLI::App* sub = root.get_subcommand(spec.name);
-    CommandDoc d{spec.name, spec.summary, spec.description, spec.examples, "", "", "", false, visible_options(*sub)};
+    CommandDoc d;
+    d.name = spec.name;
+    d.summary = spec.summary;
+    d.description = spec.description;
+    d.examples = spec.examples;
+    d.options = visible_options(*sub);
     for (const CLI::Option* o : sub->get_options()) {
       if (o->nonpositional()) continue;
       d.positional = o->get_name();
       d.positional_value = o->get_type_name();
       d.positional_help = o->get_description();
       d.positional_files = names_files(d.positional_value);
+      d.positional_choices = braced_choices(d.positional_value);
     }
     out.push_back(std::move(d));
   }

@@ -26,6 +26,7 @@ struct CommandDoc {
   std::string positional_value;      // "FILE|DIR"
   std::string positional_help;
   bool positional_files = false;     // arguments are files
+  std::vector<std::string> positional_choices;  // or one of these ("completion bash")
   std::vector<OptionDoc> options;    // visible ones, --help included
 };
 

@@ -75,6 +75,9 @@ std::string bash(const CLI::App& root) {
          "        -*) COMPREPLY=($(compgen -W "
       << quoted(join(all_flags(d.options))) << " -- \"$cur\")) ;;\n";
     if (d.positional_files) s << "        *) COMPREPLY=($(compgen -f -- \"$cur\")) ;;\n";
+    if (!d.positional_choices.empty()) {
+      s << "        *) COMPREPLY=($(compgen -W " << quoted(join(d.positional_choices)) << " -- \"$cur\")) ;;\n";
+    }
     s << "      esac\n      ;;\n";
   }
   s << "  esac\n"
@@ -140,6 +143,7 @@ std::string zsh(const CLI::App& root) {
       << zsh_described("        ", "opts", flags)
       << "        compadd -l -d opts_descs -- \"${opts_words[@]}\"\n        return\n      fi\n";
     if (d.positional_files) s << "      _files\n";
+    if (!d.positional_choices.empty()) s << "      compadd -- " << join(d.positional_choices) << "\n";
     s << "      ;;\n";
   }
   s << "  esac\n"
@@ -178,6 +182,9 @@ std::string fish(const CLI::App& root) {
       s << " -d " << quoted(o.help.substr(0, o.help.find(". "))) << "\n";
     }
     if (d.positional_files) s << "complete -c dpscope" << cond << " -F\n";
+    if (!d.positional_choices.empty()) {
+      s << "complete -c dpscope" << cond << " -a " << quoted(join(d.positional_choices)) << "\n";
+    }
   }
   return s.str();
 }

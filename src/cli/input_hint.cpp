@@ -139,6 +139,7 @@ std::string in_tool_words(const std::string& message) {
                            "missing field \"$1\"");
   out = std::regex_replace(out, std::regex(R"(\[json\.exception\.parse_error\.[0-9]+\] parse error: )"), "");
   out = std::regex_replace(out, std::regex(R"(\[json\.exception\.[a-z_]+\.[0-9]+\] )"), "");
+  out = std::regex_replace(out, std::regex(R"(syntax error while parsing ([a-z ]+?) - )"), "syntax error while parsing $1: ");
   return out;
 }
 

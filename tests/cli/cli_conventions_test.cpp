@@ -85,14 +85,18 @@ TEST(Version, KernelFeaturesMatchThisMachine) {
     ASSERT_TRUE(f.count(id)) << id;
     const std::string state = f[id]["state"];
     EXPECT_TRUE(state == "yes" || state == "no" || state == "unknown") << id << ": " << state;
-    if (state != "yes") EXPECT_FALSE(f[id]["detail"].get<std::string>().empty()) << id << ": a no says why";
+    if (state != "yes") {
+      EXPECT_FALSE(f[id]["detail"].get<std::string>().empty()) << id << ": a no says why";
+    }
   }
   EXPECT_EQ(f["btf"]["state"], std::filesystem::exists("/sys/kernel/btf/vmlinux") ? "yes" : "no");
   // findmnt / stat -f are the oracles for the mounts.
   auto bpf = sh("grep -c ' bpf ' /proc/self/mounts");
   EXPECT_EQ(f["bpffs"]["state"], bpf.exit_code == 0 && std::stoi(bpf.out) > 0 ? "yes" : "no");
   auto cg = run({"stat", "-f", "-c", "%T", "/sys/fs/cgroup"});
-  if (cg.exit_code == 0) EXPECT_EQ(f["cgroup2"]["state"], trim(cg.out) == "cgroup2fs" ? "yes" : "no") << cg.out;
+  if (cg.exit_code == 0) {
+    EXPECT_EQ(f["cgroup2"]["state"], trim(cg.out) == "cgroup2fs" ? "yes" : "no") << cg.out;
+  }
   EXPECT_EQ(f["nf_tables"]["state"], std::filesystem::exists("/sys/module/nf_tables") ? "yes" : "no");
 }
 
@@ -197,7 +201,7 @@ TEST(Completion, BashCompletesCommandsFlagsValuesAndFiles) {
   EXPECT_EQ(bash_complete(f, {"dpscope", "check", "--expect", "kube-proxy-i"}),
             (std::set<std::string>{"kube-proxy-iptables"}));
   EXPECT_EQ(bash_complete(f, {"dpscope", "compare", "--color", "=", "al"}), (std::set<std::string>{"always"}));
-  EXPECT_EQ(bash_complete(f, {"dpscope", "completion", ""}).size(), 0u);  // positional shell: choices below
+  EXPECT_EQ(bash_complete(f, {"dpscope", "completion", ""}), (std::set<std::string>{"bash", "zsh", "fish"}));
   write_text(dir.file("node-a.json"), "{}");
   write_text(dir.file("node-b.json.zst"), "");
   EXPECT_EQ(bash_complete(f, {"dpscope", "compare", "node-"}, dir.path()),

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "tests/support/process.h"
@@ -156,7 +157,7 @@ TEST(ImportHint, ToolDumpsGivenAsSnapshotsNameTheImportFlag) {
       {source_path("fixtures/upstream/bpftool/cilium-map_show.json"), "--bpftool-map"},
       {source_path("fixtures/upstream/bpftool/cilium-net_show.json"), "--bpftool-net"},
       {dir.file("filter.S.txt"), "--iptables-S TABLE="},
-      {dir.file("map-dump.json"), "--bpftool-map-dump PIN="},
+      {dir.file("map-dump.json"), "--bpftool-map map.json --bpftool-map-dump PIN="},
   };
   for (const auto& d : dumps) {
     for (const char* cmd : {"compare", "check", "where", "scale"}) {
@@ -292,13 +293,18 @@ TEST(OneNode, CompareOfOneSnapshotIsItsReport) {
   ASSERT_EQ(j["sides"].size(), 1u);
   auto two = run({dpscope_bin(), "compare", kube_proxy(), cilium(), "--format", "json"});
   const json k = json::parse(two.out);
-  // The same rows, with the first side's values.
-  ASSERT_EQ(j["rows"].size(), k["rows"].size());
-  for (size_t i = 0; i < j["rows"].size(); ++i) {
-    EXPECT_EQ(j["rows"][i]["id"], k["rows"][i]["id"]);
-    ASSERT_EQ(j["rows"][i]["values"].size(), 1u) << j["rows"][i]["id"];
-    EXPECT_EQ(j["rows"][i]["values"][0], k["rows"][i]["values"][0]) << j["rows"][i]["id"];
+  // Its rows hold the values the first side has in a two-side report (which
+  // also has the rows only the other side needs).
+  std::map<std::string, json> two_rows;
+  for (const auto& r : k["rows"]) two_rows[r["id"]] = r;
+  size_t matched = 0;
+  for (const auto& r : j["rows"]) {
+    ASSERT_EQ(r["values"].size(), 1u) << r["id"];
+    ASSERT_TRUE(two_rows.count(r["id"])) << r["id"];
+    EXPECT_EQ(r["values"][0], two_rows[r["id"]]["values"][0]) << r["id"];
+    ++matched;
   }
+  EXPECT_GT(matched, 50u);
   // No finding that compares two sides.
   for (const auto& f : j["findings"]) {
     EXPECT_EQ(f.get<std::string>().find(" on kind-worker, "), std::string::npos) << f;
