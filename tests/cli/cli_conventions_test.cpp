@@ -211,14 +211,14 @@ TEST(Completion, BashCompletesCommandsFlagsValuesAndFiles) {
   EXPECT_EQ(bash_complete(f, {"dpscope", "compare", "--width", ""}, dir.path()).size(), 0u) << "a number";
 }
 
-// zsh: the script loaded with compinit (so compdef registers it), then
-// _dpscope called with the words as the completion system sets them and
-// compadd/_files recording what they were offered.
+// zsh: the script sourced (its compdef call recorded; ZshLoadsFromFpathWithCompinit
+// checks the real registration), then _dpscope called with the words as the
+// completion system sets them, compadd and _files recording what they were offered.
 std::set<std::string> zsh_complete(const std::string& file, const std::vector<std::string>& words) {
   std::string arr;
   for (const auto& w : words) arr += " '" + w + "'";
-  const std::string cmd = "autoload -Uz compinit && compinit -u -D && source '" + file +
-                          "' && (( $+_comps[dpscope] )) || { print -u2 not registered; exit 3; }\n"
+  const std::string cmd = "compdef() { [[ $1 == _dpscope && $2 == dpscope ]] || print -u2 bad compdef $@ }\n"
+                          "source '" + file + "'\n"
                           "compadd() { local -a w; w=(\"${@[(r)--,-1]}\"); shift w; print -rl -- $w }\n"
                           "_files() { print -r -- '<files>' }\n"
                           "compset() { : }\n"
