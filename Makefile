@@ -10,7 +10,7 @@ FORMAT     ?= text
 JOBS       ?= $(shell nproc)
 CMAKE_GEN  := -G Ninja
 
-.PHONY: all deps build build-asan build-fuzz demo test test-unit bench fuzz format clean static image docker-image
+.PHONY: all deps build build-asan build-fuzz demo test test-unit bench fuzz format clean static image docker-image man
 
 all: build
 
@@ -44,10 +44,21 @@ fuzz: build-fuzz
 	@tests/fuzz/run.sh $(FUZZ_BUILD) long $(FUZZ_SECONDS) $(FUZZ_TARGET)
 
 # The main job: the side-by-side report of the kind cluster's two nodes
-# (kube-proxy iptables vs Cilium kube-proxy replacement).
-demo: build
+# (kube-proxy iptables vs Cilium kube-proxy replacement). Builds the dpscope
+# binary only (`make test` builds the rest), and the build's lines go to
+# stderr: stdout is the report alone (make demo FORMAT=json | jq .).
+demo: deps $(BUILD)/build.ninja
+	@cmake --build $(BUILD) -j $(JOBS) --target dpscope >&2
 	@$(BUILD)/dpscope compare fixtures/snapshots/kind-kube-proxy.json fixtures/snapshots/kind-cilium-kpr.json \
 	  --format $(FORMAT)
+
+# dpscope(1), and the completion scripts, into $(BUILD)/share (see docs/cli.md to install them).
+man: deps $(BUILD)/build.ninja
+	@cmake --build $(BUILD) -j $(JOBS) --target dpscope >&2
+	@mkdir -p $(BUILD)/share/man/man1 $(BUILD)/share/completions
+	@$(BUILD)/dpscope man > $(BUILD)/share/man/man1/dpscope.1
+	@for sh in bash zsh fish; do $(BUILD)/dpscope completion $$sh > $(BUILD)/share/completions/dpscope.$$sh; done
+	@echo "$(BUILD)/share/man/man1/dpscope.1 and $(BUILD)/share/completions/dpscope.{bash,zsh,fish}" >&2
 
 # Unit tier under ASan+UBSan, then the CLI and integration tiers on the
 # normal build (root needed for the integration tier; it skips loudly without).

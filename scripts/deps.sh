@@ -11,6 +11,7 @@ PACKAGES="build-essential cmake ninja-build pkg-config
   nfacct time
   jq zstd strace
   qemu-system-x86 busybox-static cpio
+  zsh fish man-db bsdutils
   chromium chromium-driver"
 
 missing=""

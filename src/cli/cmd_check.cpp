@@ -1,12 +1,16 @@
-// dpscope check SNAPSHOT --expect MODE: a migration gate. Exit 0 when the node
-// matches, 1 with the list of problems when it does not. Only reads.
+// dpscope check SNAPSHOT... --expect MODE: a migration gate. Exit 0 when every
+// node matches, 1 with the list of problems when one does not. Only reads.
+#include <filesystem>
 #include <memory>
 #include <optional>
 
 #include "analysis/check.h"
 #include "cli/commands.h"
+#include "cli/input_hint.h"
+#include "cli/options.h"
+#include "cli/output_check.h"
 #include "cli/report_output.h"
-#include "cli/width_option.h"
+#include "cli/snapshot_inputs.h"
 #include "model/json.h"
 #include "reports/check_render.h"
 #include "reports/text_width.h"
@@ -17,18 +21,13 @@ namespace dpscope::cli {
 namespace {
 
 struct CheckArgs {
-  std::string snapshot;
+  std::vector<std::string> snapshots;
   std::string expect;
   std::string format = "text";
   std::string output;
+  std::string color = "auto";
   std::optional<size_t> width;
 };
-
-reports::TextOptions text_options(const CheckArgs& a) {
-  reports::TextOptions opt;
-  opt.width = reports::output_width(a.width, to_stdout(a.output));
-  return opt;
-}
 
 int run_check(const CheckArgs& a) {
   reports::Format format;
@@ -38,32 +37,40 @@ int run_check(const CheckArgs& a) {
     throw UsageError(std::string("check: ") + e.what());
   }
   if (format == reports::Format::Html) throw UsageError("check: --format html is only for compare");
-  model::Snapshot s = model::load_snapshot(a.snapshot, {analysis::rule_detail_for, warn_on_stderr});
-  analysis::CheckResult r = analysis::check(s, a.expect);
-  std::string text = reports::render_check(r, a.snapshot, format, text_options(a));
+  check_output_destination("-o", a.output);
+  reports::TextOptions opt;
+  opt.width = reports::output_width(a.width, to_stdout(a.output));
+  opt.color = use_color(a.color, to_stdout(a.output), format);
+  std::vector<reports::CheckedNode> nodes;
+  for_each_snapshot(a.snapshots, {analysis::rule_detail_for, warn_on_stderr},
+                    [&](model::Snapshot& s, const std::string& path) {
+                      nodes.push_back({analysis::check(s, a.expect), path});
+                    });
+  bool ok = true;
+  for (const auto& n : nodes) ok = ok && n.result.ok();
+  // One file: the one-node document, as always; a folder or several files: one result per node.
+  const bool one = a.snapshots.size() == 1 && !std::filesystem::is_directory(a.snapshots[0]);
+  const std::string text = one ? reports::render_check(nodes[0].result, nodes[0].source, format, opt)
+                               : reports::render_checks(nodes, format, opt);
   write_report(a.output, text);
-  return r.ok() ? kExitOk : kExitGateFailed;
+  return ok ? kExitOk : kExitGateFailed;
 }
 
 }  // namespace
 
-void register_check(CLI::App& app, Runner& run) {
+void add_check(CLI::App* sub, Runner& run, CLI::App&) {
   auto args = std::make_shared<CheckArgs>();
-  auto* sub = app.add_subcommand("check", "Migration gate: does the node run the dataplane it should? (exit 0/1)");
-  sub->add_option("snapshot", args->snapshot, "snapshot file")->required();
-  sub->add_option("--expect", args->expect, "kube-proxy-free | kube-proxy-iptables | kube-proxy-nftables")
+  sub->add_option("snapshots", args->snapshots, "snapshot files, or cluster folders of them (each node is checked)")
+      ->type_name("FILE|DIR")
+      ->required();
+  sub->add_option("--expect", args->expect, "the dataplane the node should run")
       ->required()
       ->check(CLI::IsMember(analysis::check_expectations()));
-  sub->add_option("--format", args->format, "text | markdown | json | csv")->capture_default_str();
-  sub->add_option("-o,--output", args->output, "write the result to FILE instead of stdout");
+  add_format_option(sub, args->format, {"text", "markdown", "json", "csv"});
+  add_output_option(sub, args->output, "write the result to FILE instead of stdout");
+  add_color_option(sub, args->color);
   add_width_option(sub, args->width);
-  sub->footer(
-      "Problems: stale KUBE-SVC/KUBE-SEP/KUBE-SERVICES rules after a replacement, rules in both iptables\n"
-      "backends, an orphan nftables kube-proxy table, a service address programmed both in netfilter and in\n"
-      "an eBPF service map, no eBPF service map on a node that should be kube-proxy-free, sections that\n"
-      "could not be read: a check never passes on a section it could not see (section-unavailable, exit 1).\n"
-      "Exit 0: matches; 1: problems listed; 2: bad input.");
-  sub->callback([args, &run] { run = [args] { return run_check(*args); }; });
+  sub->callback([args, &run] { run = [args] { return with_import_hints([&] { return run_check(*args); }); }; });
 }
 
 }  // namespace dpscope::cli

@@ -1,14 +1,15 @@
-// dpscope compare A B [C...]: side-by-side report of analysed snapshots.
-#include <unistd.h>
-
-#include <cstdlib>
+// dpscope compare A [B C...]: side-by-side report of analysed snapshots (one
+// alone: its report in one column), or of cluster folders.
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "cli/commands.h"
+#include "cli/input_hint.h"
+#include "cli/options.h"
+#include "cli/output_check.h"
 #include "cli/report_output.h"
-#include "cli/width_option.h"
 #include "analysis/analysis.h"
 #include "model/json.h"
 #include "reports/cluster.h"
@@ -29,24 +30,28 @@ struct CompareArgs {
   std::string format = "text";
   std::string output;
   bool services = false;
+  std::string color = "auto";
   std::optional<size_t> width;
 };
 
-reports::TextOptions text_options(const CompareArgs& a) {
+reports::TextOptions text_options(const CompareArgs& a, reports::Format format) {
   const bool stdout_report = to_stdout(a.output);
   reports::TextOptions opt;
-  // Colour only for a person at a terminal: never into a file or a pipe, and
-  // never when NO_COLOR is set (https://no-color.org).
-  opt.color = stdout_report && isatty(STDOUT_FILENO) && std::getenv("NO_COLOR") == nullptr;
+  opt.color = use_color(a.color, stdout_report, format);
   opt.width = reports::output_width(a.width, stdout_report);
   return opt;
 }
 
 int run_compare(const CompareArgs& a) {
-  if (a.inputs.size() < 2) throw UsageError("compare needs at least two snapshots (A B [C...])");
   if (a.labels.size() > a.inputs.size()) {
     throw UsageError("compare: " + std::to_string(a.labels.size()) + " --label for " +
                      std::to_string(a.inputs.size()) + " snapshots");
+  }
+  std::set<std::string> seen;
+  for (const auto& l : a.labels) {
+    if (!seen.insert(l).second) {
+      throw UsageError("compare: --label " + l + " is given twice: each side needs its own label");
+    }
   }
   reports::Format format;
   try {
@@ -54,6 +59,7 @@ int run_compare(const CompareArgs& a) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("compare: ") + e.what());
   }
+  check_output_destination("-o", a.output);
   // Folders are clusters: every argument must then be a folder.
   size_t dirs = 0;
   for (const auto& p : a.inputs) dirs += std::filesystem::is_directory(p) ? 1 : 0;
@@ -64,7 +70,7 @@ int run_compare(const CompareArgs& a) {
     for (size_t i = 0; i < a.inputs.size(); ++i) {
       clusters.push_back(reports::load_cluster(a.inputs[i], i < a.labels.size() ? a.labels[i] : "", warn_on_stderr));
     }
-    std::string text = reports::render(reports::compare_clusters(clusters), format, text_options(a));
+    std::string text = reports::render(reports::compare_clusters(clusters), format, text_options(a, format));
     write_report(a.output, text);
     return kExitOk;
   }
@@ -74,32 +80,37 @@ int run_compare(const CompareArgs& a) {
     sides.push_back({i < a.labels.size() ? a.labels[i] : "", a.inputs[i], &snaps[i]});
   }
   if (a.services) {
-    std::string text = reports::render_services(reports::services_view(sides), format, text_options(a));
+    std::string text = reports::render_services(reports::services_view(sides), format, text_options(a, format));
     write_report(a.output, text);
     return kExitOk;
   }
   reports::Comparison cmp = reports::compare(sides);
   // The scale projection is drawn only on the HTML page; the other formats skip the fit.
   if (format == reports::Format::Html) reports::add_scale(cmp, sides);
-  std::string text = reports::render(cmp, format, text_options(a));
+  std::string text = reports::render(cmp, format, text_options(a, format));
   write_report(a.output, text);
   return kExitOk;
 }
 
 }  // namespace
 
-void register_compare(CLI::App& app, Runner& run) {
+void add_compare(CLI::App* sub, Runner& run, CLI::App&) {
   auto args = std::make_shared<CompareArgs>();
-  auto* sub = app.add_subcommand("compare", "Side-by-side report of two or more snapshots");
-  sub->add_option("snapshots", args->inputs, "snapshot files (dpscope.snapshot/v1 JSON), or cluster folders of them")->required();
-  sub->add_option("--label", args->labels, "label of each side, in order (default: the node name)");
-  sub->add_option("--format", args->format, "text | markdown | json | csv | html")->capture_default_str();
+  sub->add_option("snapshots", args->inputs,
+                  "snapshot files (dpscope.snapshot/v1 JSON, .json.zst, .json.gz), or cluster folders of them; one "
+                  "alone is a one-node report")
+      ->type_name("FILE|DIR")
+      ->required();
+  sub->add_option("--label", args->labels, "label of each side, in order, each its own (default: the node name)")
+      ->type_name("LABEL");
+  add_format_option(sub, args->format, {"text", "markdown", "json", "csv", "html"});
   sub->add_flag("--services", args->services,
                 "per-Service view: each service port's rules and chains (iptables, nftables) and its frontend and "
                 "backends (eBPF) on each side");
-  sub->add_option("-o,--output", args->output, "write the report to FILE (atomically) instead of stdout");
+  add_output_option(sub, args->output, "write the report to FILE (atomically) instead of stdout");
+  add_color_option(sub, args->color);
   add_width_option(sub, args->width);
-  sub->callback([args, &run] { run = [args] { return run_compare(*args); }; });
+  sub->callback([args, &run] { run = [args] { return with_import_hints([&] { return run_compare(*args); }); }; });
 }
 
 }  // namespace dpscope::cli

@@ -6,8 +6,11 @@
 #include <stdexcept>
 
 #include "cli/commands.h"
+#include "cli/input_hint.h"
+#include "cli/options.h"
+#include "cli/output_check.h"
 #include "cli/report_output.h"
-#include "cli/width_option.h"
+#include "cli/snapshot_inputs.h"
 #include "model/json.h"
 #include "reports/scale_report.h"
 #include "reports/text_width.h"
@@ -44,11 +47,12 @@ int run_scale(const ScaleArgs& a) {
                      std::to_string(a.services) + "); got " + std::to_string(a.endpoints) +
                      ". E.g. 5000 services with 5 endpoints each: --services 5000 --endpoints 25000");
   }
+  check_output_destination("-o", a.output);
   std::vector<reports::ScaleSide> sides;
-  for (const auto& path : a.snapshots) {
-    model::Snapshot s = model::load_snapshot(path, {analysis::rule_detail_for, warn_on_stderr});
-    sides.push_back(reports::scale_side(s, s.node.name.empty() ? path : s.node.name, path));
-  }
+  for_each_snapshot(a.snapshots, {analysis::rule_detail_for, warn_on_stderr},
+                    [&](model::Snapshot& s, const std::string& path) {
+                      sides.push_back(reports::scale_side(s, s.node.name.empty() ? path : s.node.name, path));
+                    });
   reports::TextOptions opt;
   opt.width = reports::output_width(a.width, to_stdout(a.output));
   std::string text = reports::render_scale(sides, a.services, a.endpoints, format, opt);
@@ -58,17 +62,18 @@ int run_scale(const ScaleArgs& a) {
 
 }  // namespace
 
-void register_scale(CLI::App& app, Runner& run) {
+void add_scale(CLI::App* sub, Runner& run, CLI::App&) {
   auto args = std::make_shared<ScaleArgs>();
-  auto* sub = app.add_subcommand("scale", "Rules as a function of services and endpoints, projected");
-  sub->add_option("snapshots", args->snapshots, "snapshot files")->required();
+  sub->add_option("snapshots", args->snapshots, "snapshot files, or cluster folders of them")
+      ->type_name("FILE|DIR")
+      ->required();
   sub->add_option("--services", args->services, "project to N service ports (with endpoints)");
   sub->add_option("--endpoints", args->endpoints,
                   "... and M endpoints in total over all service ports (at least N; 5 per service: 5 x N)");
-  sub->add_option("--format", args->format, "text | json | markdown | html")->capture_default_str();
-  sub->add_option("-o,--output", args->output, "write the report to FILE (atomically) instead of stdout");
+  add_format_option(sub, args->format, {"text", "json", "markdown", "html"});
+  add_output_option(sub, args->output, "write the report to FILE (atomically) instead of stdout");
   add_width_option(sub, args->width);
-  sub->callback([args, &run] { run = [args] { return run_scale(*args); }; });
+  sub->callback([args, &run] { run = [args] { return with_import_hints([&] { return run_scale(*args); }); }; });
 }
 
 }  // namespace dpscope::cli

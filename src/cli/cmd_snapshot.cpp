@@ -13,8 +13,11 @@
 #include <sstream>
 
 #include "cli/commands.h"
-#include "cli/phase_timer.h"
 #include "cli/host_env.h"
+#include "cli/options.h"
+#include "cli/output_check.h"
+#include "cli/phase_timer.h"
+#include "cli/progress.h"
 #include "collectors/bpf/bpf.h"
 #include "collectors/netfilter/netfilter.h"
 #include "collectors/proc/proc.h"
@@ -26,37 +29,6 @@ namespace dpscope::cli {
 
 namespace {
 
-constexpr const char* kSnapshotHelp = R"(Take a live snapshot of this node's packet dataplane (read-only).
-
-Reads netfilter (nftables and iptables-nft through nf_tables netlink, iptables-legacy
-through the kernel's getsockopt interface) and eBPF (programs, maps, links, attach
-points, Cilium/Calico service maps) and the dataplane's agents (kube-proxy, cilium-agent,
-calico-node, ... found in /proc: RSS, PSS, threads, their memory cgroup's memory.current,
-memory.stat and kubelet's working set, and the pod/container the cgroup path names),
-and writes one "dpscope.snapshot/v1" JSON file.
-Nothing is changed: only plain GET requests are sent (never the *_RESET ones that
-zero counters). The nf_tables part is one consistent ruleset generation: when the
-ruleset changes during the read, it is read again (netfilter.collection.nft_retries).
-
---netns runs the netfilter part (and eBPF's per-interface attachments) inside that
-network namespace, on a dedicated thread; eBPF objects are global to the kernel.
---host, in a `kubectl debug node/NAME --profile=sysadmin` pod, reads the node itself
-(PID 1's network namespace, /host/sys/fs/bpf, /host/sys/fs/cgroup, PID 1's cgroup
-namespace for the agents' cgroup paths). Without --host the agents are those of the PID
-namespace dpscope runs in.
-
-Needs root (CAP_NET_ADMIN for netfilter, CAP_SYS_ADMIN for eBPF and --netns). A
-section that cannot be read is listed under "unavailable" with the errno and a hint,
-and the exit code is 3; it is never reported as empty. When no section at all could be
-read (no privilege), the file is still written, the reason is said once, and the exit
-code is 5.
-
-Examples:
-  dpscope snapshot -o node.json
-  dpscope snapshot --netns kind-worker -o - | jq '.netfilter.tables[].name'
-  dpscope snapshot --netns 4242 --no-ebpf -o pod.json       # the netns of PID 4242
-  kubectl debug node/worker-1 -it --profile=sysadmin --image=IMAGE -- dpscope snapshot --host -o -)";
-
 struct SnapshotSettings {
   std::string netns;
   bool host = false;
@@ -64,6 +36,8 @@ struct SnapshotSettings {
   bool no_ebpf = false;
   bool no_agents = false;
   bool quiet = false;
+  bool no_progress = false;
+  std::string node;
   unsigned threads = 0;
   bool receive_only = false;
   std::string output;
@@ -165,6 +139,7 @@ std::optional<bool> cgroup_memory_nobpf(const std::optional<std::string>& cmdlin
 }
 
 int run_snapshot(const SnapshotSettings& settings) {
+  check_output_destination("-o", settings.output);
   model::Snapshot snapshot;
   utsname uts{};
   uname(&uts);
@@ -215,15 +190,27 @@ int run_snapshot(const SnapshotSettings& settings) {
     }
   }
   nf.spool = spool.get();
+  Progress progress(!settings.quiet && !settings.no_progress);
+  progress.phase("reading netfilter" + (settings.netns.empty() ? "" : " in netns " + netns_label(settings.netns)));
   netfilter::collect(snapshot, nf);
   phase("netfilter");
-  if (!settings.no_ebpf) bpf::collect(snapshot, bpf_options);
+  if (!settings.no_ebpf) {
+    progress.phase("reading eBPF");
+    bpf::collect(snapshot, bpf_options);
+  }
   phase("ebpf");
-  if (!settings.no_agents) proc::collect(snapshot, proc_options);
+  if (!settings.no_agents) {
+    progress.phase("reading agents");
+    proc::collect(snapshot, proc_options);
+  }
   phase("agents");
   if (host) finish_host_snapshot(*host, snapshot);
+  // After --host's NODE_NAME: the name asked for on the command line wins.
+  if (!settings.node.empty()) snapshot.node.name = settings.node;
+  progress.phase("ordering");
   model::canonicalize(snapshot);
   phase("canonicalize");
+  progress.done();  // the summary and any error start on a clean line
   const bool empty = nothing_read(snapshot, !settings.no_ebpf);
   if (empty) {
     report_nothing_read(snapshot);  // even with --quiet: it is the result
@@ -234,7 +221,11 @@ int run_snapshot(const SnapshotSettings& settings) {
     std::cerr << "dpscope: note: the temporary file for rules stopped taking them (" << std::strerror(spool->failure())
               << "); the rest were kept in memory\n";
   }
-  model::save_snapshot(snapshot, settings.output, spool.get());
+  {
+    Progress writing(!settings.quiet && !settings.no_progress);
+    writing.phase("writing " + (settings.output == "-" ? std::string("stdout") : settings.output));
+    model::save_snapshot(snapshot, settings.output, spool.get());
+  }
   phase("write");
   if (empty) return kExitNothingRead;
   return snapshot.unavailable.empty() ? kExitOk : kExitIncomplete;
@@ -242,15 +233,18 @@ int run_snapshot(const SnapshotSettings& settings) {
 
 }  // namespace
 
-void register_snapshot(CLI::App& app, Runner& run) {
+void add_snapshot(CLI::App* sub, Runner& run, CLI::App&) {
   auto settings = std::make_shared<SnapshotSettings>();
-  auto* sub = app.add_subcommand("snapshot", "Take a live, read-only snapshot of this node (or a network namespace)");
-  sub->description(kSnapshotHelp);
   sub->add_option("--netns", settings->netns,
-                  "Network namespace for the netfilter part: a name (/run/netns/NAME), a path, or a PID");
+                  "Network namespace for the netfilter part: a name (/run/netns/NAME), a path, or a PID")
+      ->type_name("NAME|PATH|PID");
   sub->add_flag("--host", settings->host,
                 "In a kubectl-debug node pod: snapshot the node (PID 1's netns, /host/sys/fs/bpf)")
       ->excludes("--netns");
+  sub->add_option("--node", settings->node,
+                  "Node name to record (default: the host name, or $NODE_NAME with --host); name a --netns "
+                  "snapshot after what it stands for")
+      ->type_name("NAME");
   sub->add_flag("--rules", settings->rules,
                 "Also read the elements of anonymous nft sets/maps and list those sets (slower on big nodes)");
   sub->add_flag("--no-ebpf", settings->no_ebpf, "Skip the eBPF section (it is then absent, not unavailable)");
@@ -261,8 +255,10 @@ void register_snapshot(CLI::App& app, Runner& run) {
   sub->add_flag("--bench-receive-only", settings->receive_only,
                 "Benchmark floor: the per-chain rule dumps without decoding (rules counted, not recorded)")
       ->group("");  // hidden: for bench/run.sh
-  sub->add_flag("-q,--quiet", settings->quiet, "No progress summary on stderr");
-  sub->add_option("-o,--output", settings->output, "Output file, or - for stdout")->required();
+  sub->add_flag("-q,--quiet", settings->quiet, "No progress line and no summary on stderr");
+  sub->add_flag("--no-progress", settings->no_progress,
+                "No progress line (shown only when stderr is a terminal); the summary stays");
+  add_output_option(sub, settings->output, "Output file (.json, .json.zst, .json.gz), or - for stdout")->required();
   sub->callback([&run, settings] { run = [settings] { return run_snapshot(*settings); }; });
 }
 

@@ -6,8 +6,11 @@
 #include "analysis/analysis.h"
 #include "analysis/where.h"
 #include "cli/commands.h"
+#include "cli/input_hint.h"
+#include "cli/options.h"
+#include "cli/output_check.h"
 #include "cli/report_output.h"
-#include "cli/width_option.h"
+#include "cli/snapshot_inputs.h"
 #include "model/json.h"
 #include "reports/where_render.h"
 #include "reports/text_width.h"
@@ -18,7 +21,7 @@ namespace dpscope::cli {
 namespace {
 
 struct WhereArgs {
-  std::vector<std::string> positional;  // IP[:PORT] then snapshots
+  std::vector<std::string> positional;  // IP[:PORT] then snapshots or folders
   std::string format = "text";
   std::string output;
   std::optional<size_t> width;
@@ -45,17 +48,18 @@ int run_where(const WhereArgs& a) {
     throw UsageError(std::string("where: ") + e.what());
   }
   if (format == reports::Format::Html) throw UsageError("where: --format html is only for compare");
+  check_output_destination("-o", a.output);
   std::vector<reports::WhereNode> nodes;
-  for (size_t i = 1; i < a.positional.size(); ++i) {
-    model::Snapshot s = model::load_snapshot(a.positional[i], {nullptr, warn_on_stderr});
+  const std::vector<std::string> inputs(a.positional.begin() + 1, a.positional.end());
+  for_each_snapshot(inputs, {nullptr, warn_on_stderr}, [&](model::Snapshot& s, const std::string& path) {
     reports::WhereNode n;
-    n.label = s.node.name.empty() ? a.positional[i] : s.node.name;
-    n.source = a.positional[i];
+    n.label = s.node.name.empty() ? path : s.node.name;
+    n.source = path;
     n.places = analysis::find_address(s, q);
     // "nowhere" only means something for what was searched.
     n.not_searched = analysis::not_searched(s);
     nodes.push_back(std::move(n));
-  }
+  });
   std::string text = reports::render_where(a.positional[0], nodes, format, text_options(a));
   write_report(a.output, text);
   // Like grep: 1 when the address is programmed nowhere, on none of the nodes.
@@ -67,15 +71,16 @@ int run_where(const WhereArgs& a) {
 
 }  // namespace
 
-void register_where(CLI::App& app, Runner& run) {
+void add_where(CLI::App* sub, Runner& run, CLI::App&) {
   auto args = std::make_shared<WhereArgs>();
-  auto* sub = app.add_subcommand(
-      "where", "Where one service address is programmed, per node and dataplane (exit 1: programmed nowhere)");
-  sub->add_option("address_and_snapshots", args->positional, "IP[:PORT] followed by snapshot files")->required();
-  sub->add_option("--format", args->format, "text | markdown | json | csv")->capture_default_str();
-  sub->add_option("-o,--output", args->output, "write the result to FILE instead of stdout");
+  sub->add_option("address_and_snapshots", args->positional,
+                  "IP[:PORT] followed by snapshot files or cluster folders of them")
+      ->type_name("IP[:PORT] FILE|DIR")
+      ->required();
+  add_format_option(sub, args->format, {"text", "markdown", "json", "csv"});
+  add_output_option(sub, args->output, "write the result to FILE instead of stdout");
   add_width_option(sub, args->width);
-  sub->callback([args, &run] { run = [args] { return run_where(*args); }; });
+  sub->callback([args, &run] { run = [args] { return with_import_hints([&] { return run_where(*args); }); }; });
 }
 
 }  // namespace dpscope::cli

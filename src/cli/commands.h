@@ -1,6 +1,8 @@
-// One file per command (cmd_<name>.cpp), each registering a CLI11 subcommand.
-// A command's callback stores the work to do in `run`; main() runs it and maps
-// exceptions to the exit codes in util/error.h.
+// One file per command (cmd_<name>.cpp), each with an add_<name> function that
+// registers the command's options on the subcommand the command table
+// (cli/command_table.h) created. A command's callback stores the work to do in
+// `run`; run_main() runs it and maps exceptions to the exit codes in
+// util/error.h. `root` is the whole command line (for completion and man).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -10,12 +12,15 @@ namespace dpscope::cli {
 
 using Runner = std::function<int()>;
 
-void register_snapshot(CLI::App& app, Runner& run);
-void register_import(CLI::App& app, Runner& run);
-void register_compare(CLI::App& app, Runner& run);
-void register_check(CLI::App& app, Runner& run);
-void register_where(CLI::App& app, Runner& run);
-void register_scale(CLI::App& app, Runner& run);
+void add_snapshot(CLI::App* sub, Runner& run, CLI::App& root);
+void add_import(CLI::App* sub, Runner& run, CLI::App& root);
+void add_compare(CLI::App* sub, Runner& run, CLI::App& root);
+void add_check(CLI::App* sub, Runner& run, CLI::App& root);
+void add_where(CLI::App* sub, Runner& run, CLI::App& root);
+void add_scale(CLI::App* sub, Runner& run, CLI::App& root);
+void add_version(CLI::App* sub, Runner& run, CLI::App& root);
+void add_completion(CLI::App* sub, Runner& run, CLI::App& root);
+void add_man(CLI::App* sub, Runner& run, CLI::App& root);
 
 // Runs the dpscope command line; returns the process exit code.
 int run_main(int argc, char** argv);

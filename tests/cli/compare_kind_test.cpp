@@ -125,7 +125,8 @@ TEST(CompareKind, BadUsageAndInputExitTwoWithoutWritingOutput) {
     std::string message;
   };
   std::vector<Case> cases = {
-      {std::string("compare ") + kKubeProxy, "at least two snapshots"},
+      // One snapshot alone is a one-node report (output_hygiene_test.cpp); the same label twice is not.
+      {std::string("compare ") + kKubeProxy + " " + kCilium + " --label a --label a", "given twice"},
       {std::string("compare ") + kKubeProxy + " " + kCilium + " --format yaml", "unknown format"},
       {std::string("compare ") + kKubeProxy + " " + kCilium + " --label a --label b --label c", "--label"},
       {std::string("compare ") + kKubeProxy + " /nonexistent/x.json", "/nonexistent/x.json"},
