@@ -39,6 +39,7 @@ int run_main(int argc, char** argv) {
   register_check(app, run);
   register_where(app, run);
   register_scale(app, run);
+  register_verify(app, run);
 
   try {
     app.parse(argc, argv);

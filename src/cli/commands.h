@@ -16,6 +16,7 @@ void register_compare(CLI::App& app, Runner& run);
 void register_check(CLI::App& app, Runner& run);
 void register_where(CLI::App& app, Runner& run);
 void register_scale(CLI::App& app, Runner& run);
+void register_verify(CLI::App& app, Runner& run);
 
 // Runs the dpscope command line; returns the process exit code.
 int run_main(int argc, char** argv);
