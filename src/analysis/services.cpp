@@ -383,7 +383,9 @@ class NftablesResolver {
       auto slash = ep.rfind('/');
       if (slash == std::string::npos) continue;
       std::string addr = ep.substr(0, slash);
-      bool v6 = addr.find(':') != std::string::npos;
+      // IPv6: kube-proxy writes the address's colons as dots ("fd00.10.180..2.1").
+      bool v6 = family_ == "ipv6";
+      if (v6) std::replace(addr.begin(), addr.end(), '.', ':');
       endpoints_[port_name].push_back((v6 ? "[" + addr + "]" : addr) + ":" + ep.substr(slash + 1));
     }
     for (auto& [k, v] : endpoints_) sort_unique(v);

@@ -313,7 +313,7 @@ NodeVerification verify_node(const IntentIndex& intent, const model::Snapshot& s
       size_t before = found.size();
       if (p.action != e.action) {
         found.push_back({"wrong-action", node_name, plane, e.service, fe, "",
-                         e.action + (e.action == "forward" ? " to " + std::to_string(e.endpoints.size()) + " endpoints" : ""),
+                         e.action + (e.action == "forward" ? " to " + join(e.endpoints) : ""),
                          p.action, p.where});
       } else if (e.action == "forward") {
         if (!p.policy.empty() && p.policy != e.policy) {

@@ -231,29 +231,22 @@ TEST(VerifyBadInput, NamesTheJsonPointer) {
 
 // ---------------------------------------------------------------- real kube-proxy
 
-const std::string kReal = "/../shared/upstream/real-kube-proxy/";
-
-std::string real(const std::string& rel) {
-  // The shared upstream set sits beside the repository (common brief); the
-  // tests skip when it is not there.
-  return source_path("..") + kReal.substr(3) + rel;
-}
+// fixtures/upstream/real-kube-proxy/: kube-proxy v1.30.3's own output and its
+// inputs (fixtures/upstream/SOURCES.md), zstd-compressed as dpscope reads them.
+std::string real(const std::string& rel) { return source_path("fixtures/upstream/real-kube-proxy/" + rel); }
 
 class RealKubeProxy : public ::testing::Test {
  protected:
-  void SetUp() override {
-    if (run({"test", "-d", real("")}).exit_code != 0) GTEST_SKIP() << "needs " << real("");
-  }
   TempDir dir;
 };
 
 TEST_F(RealKubeProxy, Small300NoFindingsBothModes) {
   std::string ipt = import(dir, "ipt.json",
-                           {"--iptables-save", real("iptables-300x5/iptables-save.txt"), "--ip6tables-save",
-                            real("iptables-300x5/ip6tables-save.txt")},
+                           {"--iptables-save", real("iptables-300x5/iptables-save.txt.zst"), "--ip6tables-save",
+                            real("iptables-300x5/ip6tables-save.txt.zst")},
                            "dpskp-node");
-  std::string nft = import(dir, "nft.json", {"--nft-json", real("nftables-300x5/nft-ruleset.json")}, "dpskp-node");
-  const std::string intent = real("iptables-300x5/kubectl-get-services-endpointslices.json");
+  std::string nft = import(dir, "nft.json", {"--nft-json", real("nftables-300x5/nft-ruleset.json.zst")}, "dpskp-node");
+  const std::string intent = real("iptables-300x5/kubectl-get-services-endpointslices.json.zst");
   auto v = verify(intent, {ipt, nft});
   EXPECT_EQ(v.exit_code, 0) << dump(findings(v.report)) << v.err;
   EXPECT_EQ(v.report["intent"]["services_to_program"], 300);
@@ -265,7 +258,7 @@ TEST_F(RealKubeProxy, Small300NoFindingsBothModes) {
   }
 
   // Mutations of the intent, each found exactly, in both modes.
-  json base = json::parse(read_text(intent));
+  json base = json::parse(run({"zstd", "-dc", intent}).out);
   auto check = [&](const json& mutated, const std::multiset<std::string>& want) {
     write_text(dir.file("m.json"), mutated.dump());
     auto m = verify(dir.file("m.json"), {ipt, nft});
