@@ -264,7 +264,9 @@ class IptablesResolver {
       const model::Chain* fw = lookup(nat_idx_, chain);
       if (!fw) return unresolved(f, chain);
       for (const auto& r : fw->rules) {
-        if (r.verdict_kind == "jump" && starts_with(r.target, "KUBE-EXT-")) return follow(r.target, f);
+        if (r.verdict_kind == "jump" && is_service_chain(r.target) && !starts_with(r.target, "KUBE-FW-")) {
+          return follow(r.target, f);
+        }
       }
       return;  // no allowed source: nothing forwarded
     }

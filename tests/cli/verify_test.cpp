@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <set>
 
 #include "tests/support/process.h"
@@ -227,6 +228,86 @@ TEST(VerifyBadInput, NamesTheJsonPointer) {
   EXPECT_NE(r.err.find("invalid JSON"), std::string::npos) << r.err;
   r = run({dpscope_bin(), "verify", source_path(kOverallIntent)});
   EXPECT_EQ(r.exit_code, 2) << r.err;
+}
+
+TEST_F(KubeProxyOverall, SeparateFilesSingleObjectsAndCompression) {
+  // kubectl get services -A -o json > a; each slice as its own object file; one gzipped, one zstd.
+  json intent = load(kOverallIntent);
+  json services = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", json::array()}};
+  std::vector<std::string> files = {dir.file("services.json")};
+  int k = 0;
+  for (const auto& i : intent["items"]) {
+    if (i["kind"] == "Service") {
+      services["items"].push_back(i);
+      continue;
+    }
+    std::string f = dir.file("slice" + std::to_string(k++) + ".json");
+    write_text(f, i.dump());
+    if (k == 1) {
+      ASSERT_EQ(run({"gzip", f}).exit_code, 0);
+      f += ".gz";
+    } else if (k == 2) {
+      ASSERT_EQ(run({"zstd", "-q", "--rm", f}).exit_code, 0);
+      f += ".zst";
+    }
+    files.push_back(f);
+  }
+  write_text(files[0], services.dump());
+  std::vector<std::string> argv = {dpscope_bin(), "verify", "--intent"};
+  argv.insert(argv.end(), files.begin(), files.end());
+  argv.insert(argv.end(), {"--", iptables_nft, nftables});
+  auto r = run(argv);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("6 of 6 Services fully programmed on every node"), std::string::npos) << r.out;
+}
+
+TEST_F(KubeProxyOverall, FormatsCarryTheSameFindings) {
+  json intent = load(kOverallIntent);
+  remove_item(intent, "Service", "ns3", "svc3");
+  // A name from the cluster is untrusted text in every format.
+  item(intent, "Service", "ns1", "svc1")["spec"]["ports"][0]["name"] = "<b>|x";
+  write_text(dir.file("m.json"), intent.dump());
+  auto j = verify(dir.file("m.json"), {iptables_nft});
+  ASSERT_EQ(j.exit_code, 1) << j.err;
+  const size_t n = j.report["summary"]["findings"];
+  // svc3: 2 stale frontends; svc1's port "<b>|x" has no slice port of its name: reject expected, forwards.
+  EXPECT_EQ(findings(j.report), (std::multiset<std::string>{
+                                    "stale-service iptables-nft ns3/svc3:p80 172.30.0.43:80/tcp ClusterIP",
+                                    "stale-service iptables-nft ns3/svc3:p80 :3003/tcp NodePort",
+                                    "wrong-action iptables-nft ns1/svc1:<b>|x 172.30.0.41:80/tcp ClusterIP",
+                                }));
+  auto fmt = [&](const std::string& f) {
+    auto r = run({dpscope_bin(), "verify", dir.file("m.json"), iptables_nft, "--format", f});
+    EXPECT_EQ(r.exit_code, 1) << f << r.err;
+    return r.out;
+  };
+  std::string csv = fmt("csv"), md = fmt("markdown"), html = fmt("html"), text = fmt("text");
+  EXPECT_EQ(static_cast<size_t>(std::count(csv.begin(), csv.end(), '\n')), n + 1);
+  EXPECT_EQ(html.find("<b>|x"), std::string::npos);
+  EXPECT_NE(html.find("&lt;b&gt;|x"), std::string::npos);
+  EXPECT_EQ(md.find("<b>|x"), std::string::npos);
+  size_t rows = 0;
+  for (size_t p = 0; (p = md.find("\n| ", p)) != std::string::npos; ++p) ++rows;
+  EXPECT_EQ(rows, n + 1);  // header + one row per finding
+  EXPECT_NE(text.find("MISMATCH"), std::string::npos);
+}
+
+TEST_F(KubeProxyOverall, NothingReadIsNotVerifiedNotMissing) {
+  // nft -j of iptables-nft tables: KUBE-SERVICES rules counted, not described.
+  std::string hidden = import(dir, "hidden.json",
+                              {"--nft-json", source_path("fixtures/upstream/kube-proxy-iptables/syncrepeated-step1-two-clusterip.listed-nft.json")},
+                              "test-node");
+  auto v = verify(source_path(kOverallIntent), {hidden});
+  EXPECT_EQ(v.exit_code, 1);
+  auto f = findings(v.report);
+  ASSERT_FALSE(f.empty());
+  for (const auto& x : f) EXPECT_EQ(x.rfind("not-verified", 0), 0u) << x;
+  // A node with no service dataplane at all.
+  write_text(dir.file("bare.txt"), "*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n");
+  std::string bare = import(dir, "bare.json", {"--iptables-save", dir.file("bare.txt")}, "test-node");
+  v = verify(source_path(kOverallIntent), {bare});
+  EXPECT_EQ(v.exit_code, 1);
+  EXPECT_EQ(findings(v.report), (std::multiset<std::string>{"no-dataplane   "}));
 }
 
 // ---------------------------------------------------------------- real kube-proxy
