@@ -151,10 +151,10 @@ model::RuleDetail frontend_rule_detail(std::string_view chain) {
   if (chain == "KUBE-SERVICES" || chain == "KUBE-NODEPORTS" || chain == "KUBE-EXTERNAL-SERVICES") {
     return model::RuleDetail::Full;
   }
-  for (std::string_view p : {"KUBE-EXT-", "KUBE-FW-", "KUBE-SEP-", "external-"}) {
+  for (std::string_view p : {"KUBE-EXT-", "KUBE-FW-", "external-"}) {
     if (starts(p)) return model::RuleDetail::Full;
   }
-  for (std::string_view p : {"KUBE-SVC-", "KUBE-SVL-"}) {
+  for (std::string_view p : {"KUBE-SVC-", "KUBE-SVL-", "KUBE-SEP-"}) {
     if (starts(p)) return model::RuleDetail::Verdict;
   }
   return model::RuleDetail::None;

@@ -396,5 +396,36 @@ TEST_F(RealKubeProxy, Small300NoFindingsBothModes) {
   check(m, {"wrong-port iptables-nft " + svc + " " + moved, "wrong-port nftables " + svc + " " + moved});
 }
 
+// 3,000 Services x up to 8 endpoints (119k iptables rules; 37,609 nft chains):
+// the same objects kube-proxy was fed give no finding in either mode, and a
+// Local-policy Service whose local endpoint is declared on another node is
+// found in both.
+TEST_F(RealKubeProxy, Large3000NoFindingsBothModes) {
+  std::string ipt = import(dir, "ipt.json",
+                           {"--iptables-save", real("iptables-3000x8/iptables-save.txt.zst"), "--ip6tables-save",
+                            real("iptables-3000x8/ip6tables-save.txt.zst")},
+                           "dpskp-node");
+  std::string nft = import(dir, "nft.json", {"--nft-json", real("nftables-3000x8/nft-ruleset.json.zst")}, "dpskp-node");
+  const std::string intent = real("iptables-3000x8/kubectl-get-services-endpointslices.json.zst");
+  auto v = verify(intent, {ipt, nft});
+  EXPECT_EQ(v.exit_code, 0) << dump(findings(v.report)) << v.err;
+  EXPECT_EQ(v.report["intent"]["services_to_program"], 3000);
+  for (const auto& n : v.report["nodes"]) EXPECT_EQ(n["dataplanes"][0]["services_ok"], 3000);
+
+  // The node name given is another node's: every Local-policy frontend of the
+  // cluster now expects that node's endpoints, so findings appear in both modes.
+  std::vector<std::string> argv = {dpscope_bin(), "verify", intent, ipt, "--node", "dpskp-remote-0", "--format", "json"};
+  auto r = run(argv);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto f = findings(json::parse(r.out));
+  EXPECT_FALSE(f.empty());
+  for (const auto& x : f) {
+    // Only policy-dependent findings: nothing about Cluster-policy frontends or stale Services.
+    EXPECT_TRUE(x.rfind("wrong-action", 0) == 0 || x.rfind("stale-endpoint", 0) == 0 ||
+                x.rfind("missing-endpoint", 0) == 0 || x.rfind("wrong-policy", 0) == 0)
+        << x;
+  }
+}
+
 }  // namespace
 }  // namespace dpscope::test
