@@ -1,6 +1,9 @@
 #include "analysis/services.h"
 
+#include <algorithm>
+#include <map>
 #include <set>
+#include <unordered_map>
 
 #include "analysis/analysis.h"
 
@@ -11,19 +14,19 @@ std::string ServiceProgramming::key() const {
   return (v6 ? "[" + address + "]" : address) + ":" + std::to_string(port) + "/" + protocol;
 }
 
+// "kube-system/kube-dns:dns cluster IP" -> "kube-system/kube-dns:dns"
+std::string service_name_of_comment(const std::string& comment) {
+  auto sp = comment.find(' ');
+  std::string name = comment.substr(0, sp);
+  return name.find('/') == std::string::npos ? "" : name;
+}
+
 namespace {
 
 uint16_t to_port(const std::string& s) {
   if (s.empty() || s.size() > 5 || s.find_first_not_of("0123456789") != std::string::npos) return 0;
   unsigned long v = std::stoul(s);
   return v > 65535 ? 0 : static_cast<uint16_t>(v);
-}
-
-// "kube-system/kube-dns:dns cluster IP" -> "kube-system/kube-dns:dns"
-std::string service_name_of_comment(const std::string& comment) {
-  auto sp = comment.find(' ');
-  std::string name = comment.substr(0, sp);
-  return name.find('/') == std::string::npos ? "" : name;
 }
 
 void add_iptables(const model::Table& t, std::vector<ServiceProgramming>& out) {
@@ -128,6 +131,381 @@ std::vector<ServiceProgramming> services_of(const model::Snapshot& s) {
       sp.protocol = f.protocol;
       sp.endpoints = f.backends;
       out.push_back(std::move(sp));
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- frontends
+
+std::string FrontendProgramming::key() const {
+  bool v6 = address.find(':') != std::string::npos;
+  return (v6 ? "[" + address + "]" : address) + ":" + std::to_string(port) + "/" + protocol;
+}
+
+model::RuleDetail frontend_rule_detail(std::string_view chain) {
+  auto starts = [&](std::string_view p) { return chain.substr(0, p.size()) == p; };
+  // iptables: the frontend rules, the external and firewall chains (their
+  // matches tell a short-circuit from the policy jump), the endpoint chains'
+  // DNAT targets. nftables: the external chains (comments and gotos).
+  if (chain == "KUBE-SERVICES" || chain == "KUBE-NODEPORTS" || chain == "KUBE-EXTERNAL-SERVICES") {
+    return model::RuleDetail::Full;
+  }
+  for (std::string_view p : {"KUBE-EXT-", "KUBE-FW-", "external-"}) {
+    if (starts(p)) return model::RuleDetail::Full;
+  }
+  for (std::string_view p : {"KUBE-SVC-", "KUBE-SVL-", "KUBE-SEP-"}) {
+    if (starts(p)) return model::RuleDetail::Verdict;
+  }
+  return model::RuleDetail::None;
+}
+
+namespace {
+
+using ChainIndex = std::unordered_map<std::string_view, const model::Chain*>;
+
+ChainIndex index_chains(const model::Table& t) {
+  ChainIndex idx;
+  idx.reserve(t.chains.size());
+  for (const auto& c : t.chains) idx.emplace(c.name, &c);
+  return idx;
+}
+
+const model::Chain* lookup(const ChainIndex& idx, std::string_view name) {
+  auto it = idx.find(name);
+  return it == idx.end() ? nullptr : it->second;
+}
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+std::string family_of_table(const model::Table& t) { return t.family == "ip6" ? "ipv6" : "ipv4"; }
+
+void sort_unique(std::vector<std::string>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+// "--to-destination 10.244.1.5:8080" -> "10.244.1.5:8080" ("[fd00::5]:8080" stays).
+std::string dnat_destination(const std::string& args) {
+  auto at = args.find("--to-destination ");
+  if (at == std::string::npos) return "";
+  std::string rest = args.substr(at + 17);
+  return rest.substr(0, rest.find(' '));
+}
+
+bool has_module(const model::Rule& r, std::string_view m) {
+  return std::find(r.match.modules.begin(), r.match.modules.end(), m) != r.match.modules.end();
+}
+
+// kube-proxy iptables mode, one nat table (and the filter table of the same
+// family and backend for its REJECT / DROP rules).
+class IptablesResolver {
+ public:
+  IptablesResolver(const model::Table& nat, const model::Table* filter)
+      : nat_(nat), filter_(filter), nat_idx_(index_chains(nat)) {
+    dataplane_ = model::to_string(nat.backend);
+    family_ = family_of_table(nat);
+    prefix_ = nat.family + " nat ";
+  }
+
+  void run(std::vector<FrontendProgramming>& out) {
+    size_t first = out.size();
+    if (const model::Chain* services = lookup(nat_idx_, "KUBE-SERVICES")) {
+      for (const auto& r : services->rules) {
+        if (!r.match.destination || r.match.destination->negated || r.verdict_kind != "jump") continue;
+        auto addr = single_address(r.match.destination->cidr);
+        if (!addr || !is_service_chain(r.target)) continue;
+        FrontendProgramming f = base(r, *addr);
+        const std::string& c = r.match.comment;
+        f.kind = c.ends_with(" cluster IP") ? "ClusterIP"
+                 : c.ends_with(" external IP") ? "ExternalIP"
+                 : c.ends_with(" loadbalancer IP") ? "LoadBalancer"
+                 : "";
+        f.where = prefix_ + "KUBE-SERVICES #" + std::to_string(r.position) + " -> " + r.target;
+        follow(r.target, f);
+        out.push_back(std::move(f));
+      }
+    }
+    if (const model::Chain* nodeports = lookup(nat_idx_, "KUBE-NODEPORTS")) {
+      for (const auto& r : nodeports->rules) {
+        if (r.verdict_kind != "jump" || !is_service_chain(r.target) || r.match.dport.empty()) continue;
+        FrontendProgramming f = base(r, "");
+        f.kind = "NodePort";
+        f.where = prefix_ + "KUBE-NODEPORTS #" + std::to_string(r.position) + " -> " + r.target;
+        follow(r.target, f);
+        out.push_back(std::move(f));
+      }
+    }
+    if (filter_) add_filter_verdicts(out, first);
+  }
+
+ private:
+  static bool is_service_chain(const std::string& c) {
+    return starts_with(c, "KUBE-SVC-") || starts_with(c, "KUBE-SVL-") || starts_with(c, "KUBE-EXT-") ||
+           starts_with(c, "KUBE-FW-");
+  }
+
+  FrontendProgramming base(const model::Rule& r, const std::string& address) const {
+    FrontendProgramming f;
+    f.dataplane = dataplane_;
+    f.family = family_;
+    f.address = address;
+    f.port = to_port(r.match.dport);
+    f.protocol = r.match.protocol;
+    f.service = service_name_of_comment(r.match.comment);
+    f.action = "forward";
+    return f;
+  }
+
+  // KUBE-FW -> KUBE-EXT -> KUBE-SVC / KUBE-SVL -> KUBE-SEP --to-destination.
+  void follow(const std::string& chain, FrontendProgramming& f) const {
+    if (starts_with(chain, "KUBE-FW-")) {
+      // Allowed sources jump to the EXT chain; the rest is dropped.
+      const model::Chain* fw = lookup(nat_idx_, chain);
+      if (!fw) return unresolved(f, chain);
+      for (const auto& r : fw->rules) {
+        if (r.verdict_kind == "jump" && is_service_chain(r.target) && !starts_with(r.target, "KUBE-FW-")) {
+          return follow(r.target, f);
+        }
+      }
+      return;  // no allowed source: nothing forwarded
+    }
+    if (starts_with(chain, "KUBE-EXT-")) {
+      const model::Chain* ext = lookup(nat_idx_, chain);
+      if (!ext) return unresolved(f, chain);
+      // kube-proxy writes the policy jump last and unconditionally; the jumps
+      // before it short-circuit pod and host traffic (-s / addrtype).
+      const model::Rule* policy = nullptr;
+      for (const auto& r : ext->rules) {
+        if (r.verdict_kind == "jump" && (starts_with(r.target, "KUBE-SVC-") || starts_with(r.target, "KUBE-SVL-"))) {
+          policy = &r;
+        }
+      }
+      if (!policy || policy->match.source || has_module(*policy, "addrtype")) return;  // no external endpoints
+      return follow(policy->target, f);
+    }
+    const model::Chain* svc = lookup(nat_idx_, chain);
+    if (!svc) return unresolved(f, chain);
+    f.policy = starts_with(chain, "KUBE-SVL-") ? "local" : "cluster";
+    for (const auto& r : svc->rules) {
+      if (r.verdict_kind != "jump" || !starts_with(r.target, "KUBE-SEP-")) continue;
+      const model::Chain* sep = lookup(nat_idx_, r.target);
+      if (!sep) {
+        f.endpoints.push_back("(missing chain " + r.target + ")");
+        continue;
+      }
+      if (!sep->rules_recorded) {
+        f.endpoints_known = false;
+        continue;
+      }
+      for (const auto& sr : sep->rules) {
+        if (sr.target == "DNAT") f.endpoints.push_back(dnat_destination(sr.target_args));
+      }
+    }
+    sort_unique(f.endpoints);
+    f.endpoint_count = static_cast<uint32_t>(f.endpoints.size());
+  }
+
+  static void unresolved(FrontendProgramming& f, const std::string& chain) {
+    f.where += " (chain " + chain + " missing)";
+  }
+
+  // filter KUBE-SERVICES (cluster IPs) and KUBE-EXTERNAL-SERVICES (external
+  // IPs, LB IPs, node ports): REJECT when a Service has no endpoints, DROP when
+  // its traffic policy is Local and this node has none.
+  void add_filter_verdicts(std::vector<FrontendProgramming>& out, size_t first) const {
+    std::map<std::string, size_t> by_key;
+    for (size_t i = first; i < out.size(); ++i) by_key.emplace(out[i].key(), i);
+    for (const char* name : {"KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES"}) {
+      const model::Chain* c = model::find_chain(*filter_, name);
+      if (!c) continue;
+      for (const auto& r : c->rules) {
+        if (r.target != "REJECT" && r.target != "DROP") continue;
+        std::string address;
+        if (r.match.destination) {
+          auto a = single_address(r.match.destination->cidr);
+          if (!a || r.match.destination->negated) continue;
+          address = *a;
+        } else if (!has_module(r, "addrtype")) {
+          continue;
+        }
+        FrontendProgramming f = base(r, address);
+        f.action = r.target == "REJECT" ? "reject" : "drop";
+        f.kind = address.empty() ? "NodePort" : std::string(name) == "KUBE-SERVICES" ? "ClusterIP" : "external";
+        f.where = filter_->family + " filter " + name + " #" + std::to_string(r.position) + " -> " + r.target;
+        auto it = by_key.find(f.key());
+        if (it != by_key.end()) {
+          // Local policy without local endpoints: outside traffic is dropped
+          // here, after nat forwarded only the short-circuited part.
+          FrontendProgramming& nat = out[it->second];
+          nat.action = f.action;
+          nat.where += "; " + f.where;
+          nat.endpoints.clear();
+          nat.endpoint_count = 0;
+          continue;
+        }
+        by_key.emplace(f.key(), out.size());
+        out.push_back(std::move(f));
+      }
+    }
+  }
+
+  const model::Table& nat_;
+  const model::Table* filter_;
+  ChainIndex nat_idx_;
+  std::string dataplane_, family_, prefix_;
+};
+
+std::vector<std::string> split_concat(const std::string& key) {
+  std::vector<std::string> parts;
+  for (size_t p = 0;;) {
+    size_t d = key.find(" . ", p);
+    parts.push_back(key.substr(p, d == std::string::npos ? std::string::npos : d - p));
+    if (d == std::string::npos) break;
+    p = d + 3;
+  }
+  return parts;
+}
+
+// kube-proxy nftables mode: table ip|ip6 kube-proxy.
+class NftablesResolver {
+ public:
+  explicit NftablesResolver(const model::Table& t) : t_(t), idx_(index_chains(t)) {
+    family_ = family_of_table(t);
+    // endpoint-HASH-ns/svc/proto/port__ADDR/PORT, grouped by "ns/svc/proto/port"
+    // (a flushed chain -- kube-proxy empties a stale chain before deleting
+    // it -- forwards nothing and is left out).
+    for (const auto& c : t.chains) {
+      if (!starts_with(c.name, "endpoint-") || c.rule_count == 0) continue;
+      auto dash = c.name.find('-', 9);
+      auto sep = c.name.rfind("__");
+      if (dash == std::string::npos || sep == std::string::npos || sep < dash) continue;
+      std::string port_name = c.name.substr(dash + 1, sep - dash - 1);
+      std::string ep = c.name.substr(sep + 2);
+      auto slash = ep.rfind('/');
+      if (slash == std::string::npos) continue;
+      std::string addr = ep.substr(0, slash);
+      // IPv6: kube-proxy writes the address's colons as dots ("fd00.10.180..2.1").
+      bool v6 = family_ == "ipv6";
+      if (v6) std::replace(addr.begin(), addr.end(), '.', ':');
+      endpoints_[port_name].push_back((v6 ? "[" + addr + "]" : addr) + ":" + ep.substr(slash + 1));
+    }
+    for (auto& [k, v] : endpoints_) sort_unique(v);
+  }
+
+  void run(std::vector<FrontendProgramming>& out) const {
+    for (const auto& set : t_.sets) {
+      bool nodeport = set.name == "service-nodeports" || set.name == "no-endpoint-nodeports";
+      bool no_endpoint = set.name == "no-endpoint-services" || set.name == "no-endpoint-nodeports";
+      if (!nodeport && set.name != "service-ips" && set.name != "no-endpoint-services") continue;
+      for (const auto& e : set.elements) {
+        auto parts = split_concat(e.key);
+        if (parts.size() != (nodeport ? 2u : 3u)) continue;
+        FrontendProgramming f;
+        f.dataplane = "nftables";
+        f.family = family_;
+        f.address = nodeport ? "" : parts[0];
+        f.protocol = parts[nodeport ? 0 : 1];
+        f.port = to_port(parts[nodeport ? 1 : 2]);
+        f.where = t_.family + " " + t_.name + " map " + set.name;
+        if (no_endpoint) {
+          f.action = e.value == "drop" ? "drop" : "reject";
+          f.service = e.comment;
+          f.kind = nodeport ? "NodePort" : "";
+        } else {
+          f.action = "forward";
+          std::string chain = e.value.substr(e.value.find(' ') == std::string::npos ? 0 : e.value.find(' ') + 1);
+          f.kind = nodeport ? "NodePort" : starts_with(chain, "external-") ? "external" : "ClusterIP";
+          f.where += " -> " + chain;
+          follow(chain, f);
+        }
+        out.push_back(std::move(f));
+      }
+    }
+  }
+
+ private:
+  // "service-HASH-ns/svc/tcp/p80" -> "ns/svc/tcp/p80"
+  static std::string port_name_of(const std::string& chain) {
+    auto dash = chain.find('-');
+    dash = dash == std::string::npos ? dash : chain.find('-', dash + 1);
+    return dash == std::string::npos ? "" : chain.substr(dash + 1);
+  }
+  // "ns/svc/tcp/p80" -> "ns/svc:p80" (kube-proxy's svcPortName; unnamed ports print "ns/svc")
+  static std::string service_of(const std::string& port_name) {
+    auto s1 = port_name.find('/');
+    auto s2 = s1 == std::string::npos ? s1 : port_name.find('/', s1 + 1);
+    auto s3 = s2 == std::string::npos ? s2 : port_name.find('/', s2 + 1);
+    if (s3 == std::string::npos) return "";
+    std::string port = port_name.substr(s3 + 1);
+    return port_name.substr(0, s2) + (port.empty() ? "" : ":" + port);
+  }
+
+  void follow(const std::string& chain, FrontendProgramming& f) const {
+    const model::Chain* c = lookup(idx_, chain);
+    if (!c) {
+      f.where += " (chain missing)";
+      return;
+    }
+    std::string target = chain;
+    if (starts_with(chain, "external-")) {
+      // The policy goto is the last one and carries no comment; the ones before
+      // it short-circuit pod and host traffic ("short-circuit ... traffic").
+      target.clear();
+      if (!c->rules_recorded) f.endpoints_known = false;
+      for (const auto& r : c->rules) {
+        if ((r.verdict_kind == "goto" || r.verdict_kind == "jump") &&
+            (starts_with(r.target, "service-") || starts_with(r.target, "local-"))) {
+          target = r.match.comment.empty() ? r.target : "";
+        }
+      }
+      if (target.empty()) {
+        f.service = service_of(port_name_of(chain));
+        return;  // no external endpoints
+      }
+    }
+    f.policy = starts_with(target, "local-") ? "local" : "cluster";
+    std::string port_name = port_name_of(target);
+    f.service = service_of(port_name);
+    f.endpoints_of_service_port = true;
+    auto it = endpoints_.find(port_name);
+    if (it != endpoints_.end()) f.endpoints = it->second;
+    f.endpoint_count = static_cast<uint32_t>(f.endpoints.size());
+  }
+
+  const model::Table& t_;
+  ChainIndex idx_;
+  std::string family_;
+  std::unordered_map<std::string, std::vector<std::string>> endpoints_;
+};
+
+}  // namespace
+
+std::vector<FrontendProgramming> frontends_of(const model::Snapshot& s) {
+  std::vector<FrontendProgramming> out;
+  for (const auto& t : s.netfilter.tables) {
+    if (t.backend != model::Backend::Nftables && t.name == "nat") {
+      IptablesResolver(t, model::find_table(s, t.backend, t.family, "filter")).run(out);
+    }
+    if (t.backend == model::Backend::Nftables && t.name == "kube-proxy") NftablesResolver(t).run(out);
+  }
+  for (const auto& svc : s.ebpf.services) {
+    if (!svc.decoded) continue;
+    for (const auto& fe : svc.frontends) {
+      FrontendProgramming f;
+      f.dataplane = svc.dataplane;
+      f.family = fe.address.find(':') != std::string::npos ? "ipv6" : "ipv4";
+      f.kind = fe.type;
+      // A NodePort frontend is programmed per node address (and 0.0.0.0, the
+      // surrogate); they are one node port.
+      f.address = fe.type == "NodePort" ? "" : fe.address;
+      f.port = fe.port;
+      f.protocol = fe.protocol;
+      f.action = fe.backends > 0 ? "forward" : "reject";
+      f.endpoints_known = false;
+      f.endpoint_count = fe.backends;
+      f.where = svc.dataplane + " service " + std::to_string(fe.service_id);
+      out.push_back(std::move(f));
     }
   }
   return out;

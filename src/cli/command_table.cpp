@@ -87,6 +87,14 @@ const char* const kScaleDescription = R"(Fits rules as a function of services an
 KUBE-SEP chains, nftables map elements) and projects them to --services/--endpoints, beside the eBPF
 side (fixed map memory, LB map capacity). A folder stands for each node snapshot in it.)";
 
+const char* const kVerifyDescription = R"(INTENT is `kubectl get services,endpointslices -A -o json` output (a v1 List, or one object; .gz/.zst
+read as such). Each node is checked against what kube-proxy's own rules select for it: ready
+endpoints (serving+terminating ones when none is ready), only the node's own under a Local traffic
+policy, a reject for a Service without endpoints. Findings name the Service, the frontend, the
+endpoint and the dataplane (iptables-nft, iptables-legacy, nftables, cilium, calico); ids in
+docs/verify.md. A dataplane that was not read in full gets `not-verified`, never a pass. Exit 0: every
+node matches; 1: findings; 2: bad input.)";
+
 const char* const kVersionDescription = R"(The version and git commit of this binary, the versions of the libraries it was built with
 (libnftnl, libmnl, libbpf, libzstd, zlib, CLI11, nlohmann-json; "runtime" when the loaded library
 was asked, "build" when only the build's headers know it), and the kernel features dpscope's readers
@@ -155,6 +163,13 @@ const std::vector<CommandSpec> kCommands = {
       "dpscope scale kube-proxy.json cilium.json --services 20000 --endpoints 100000 --format html -o scale.html",
       "dpscope scale cluster/ --format json"},
      add_scale},
+    {"verify",
+     "Intent vs datapath: does every node program every Service the cluster asks for? (exit 1: a finding)",
+     kVerifyDescription,
+     {"kubectl get services,endpointslices -A -o json > intent.json",
+      "dpscope verify intent.json node-a.json node-b.json",
+      "dpscope verify intent.json nodes/ --format json -o verify.json"},
+     add_verify},
     {"version",
      "Version, git commit, library versions and the kernel features found on this machine",
      kVersionDescription,

@@ -21,6 +21,7 @@ void add_scale(CLI::App* sub, Runner& run, CLI::App& root);
 void add_version(CLI::App* sub, Runner& run, CLI::App& root);
 void add_completion(CLI::App* sub, Runner& run, CLI::App& root);
 void add_man(CLI::App* sub, Runner& run, CLI::App& root);
+void add_verify(CLI::App* sub, Runner& run, CLI::App& root);
 
 // Runs the dpscope command line; returns the process exit code.
 int run_main(int argc, char** argv);

@@ -19,8 +19,8 @@ nlohmann::json to_json(const Snapshot& s);
 // How much of a chain's rules a reader keeps.
 enum class RuleDetail : uint8_t {
   None,     // rule_count only (rules_recorded = false)
-  Verdict,  // each rule's position, verdict_kind and target: the jump graph
-            // (match, target_args, counters, raw left empty)
+  Verdict,  // each rule's position, verdict_kind, target and target_args: the
+            // jump graph and DNAT targets (match, counters, raw left empty)
   Full,
 };
 

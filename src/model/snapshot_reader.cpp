@@ -768,6 +768,7 @@ class SnapshotSax {
     v.position = r.position;
     v.verdict_kind = std::move(r.verdict_kind);
     v.target = std::move(r.target);
+    v.target_args = std::move(r.target_args);  // a DNAT's --to-destination: verify's endpoints
     return v;
   }
 

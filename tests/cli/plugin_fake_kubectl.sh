@@ -18,6 +18,7 @@
 #     ends               the pod's container exits (an image without dpscope-once)
 #     vanishes           the pod is gone right after creation (every get fails)
 #   get-nodes-fails      (file) `get nodes` fails
+#   intent.json          what `get services,endpointslices -A -o json` prints
 #   run_ms               how long a snapshot takes in a pod (default 200)
 #   ds-pods              "POD NODE" lines: the DaemonSet's pods (`get pods -l ...`), whose
 #                        file is /tmp/snapshot.json.zst. Modes for them: ok, exit4,
@@ -107,6 +108,10 @@ case $verb in
   get)
     what=$1
     shift
+    if [ "$what" = services,endpointslices ]; then
+      cat "$d/intent.json"  # the cluster's Services and EndpointSlices (kubectl get ... -A -o json)
+      exit 0
+    fi
     if [ "$what" = pods ]; then
       cat "$d/ds-pods"
       exit 0

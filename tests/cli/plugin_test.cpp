@@ -546,6 +546,48 @@ TEST_F(Plugin, CompareWorksOnTwoCollectedClusters) {
   EXPECT_TRUE(contains(cmp.out, "\"KUBE-SVC chains: total\",6,0,")) << cmp.out;
 }
 
+// `kubectl dpscope verify`: the cluster's Services and EndpointSlices from
+// kubectl, every node's snapshot as cluster takes it, then the local dpscope
+// verify of the one against the other (kube-proxy's own overall test objects
+// and the rules it generated from them).
+TEST_F(Plugin, VerifyComparesTheClusterIntentWithEveryNode) {
+  nodes("test-node\n");
+  fs::create_directories(dir.file("node-file"));
+  const std::string imported = dir.file("imported.json");
+  ASSERT_EQ(run({dpscope_bin(), "import", "--iptables-save",
+                 source_path("fixtures/upstream/kube-proxy-iptables/overall-iptables-rules.saved-nft.txt"), "--node",
+                 "test-node", "-o", imported})
+                .exit_code,
+            0);
+  ASSERT_EQ(run({"zstd", "-q", imported, "-o", dir.file("node-file/test-node")}).exit_code, 0);
+  const std::string intent = read_text(source_path("fixtures/upstream/kube-proxy-intent/overall-rules.intent.json"));
+  write_text(dir.file("intent.json"), intent);
+  RunResult r = plugin({"verify", "--dir", dir.file("c"), "--image", "img", "--format", "json"},
+                       "DPSCOPE_BIN=" + dpscope_bin());
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "\"schema\": \"dpscope.verify/v1\"")) << r.out;
+  EXPECT_TRUE(contains(r.out, "\"services_ok_everywhere\": 6")) << r.out;
+  EXPECT_TRUE(fs::exists(dir.file("c/.dpscope/intent.json")));
+  bool asked = false;
+  for (const auto& c : calls_with("get")) asked = asked || contains(c, "get services,endpointslices -A -o json");
+  EXPECT_TRUE(asked);
+
+  // The cluster moved on (svc3 deleted): the node still programs it.
+  nlohmann::json without = nlohmann::json::parse(intent);
+  auto& items = without["items"];
+  items.erase(std::find_if(items.begin(), items.end(), [](const nlohmann::json& i) {
+    return i["kind"] == "Service" && i["metadata"]["name"] == "svc3";
+  }));
+  write_text(dir.file("intent.json"), without.dump());
+  fs::remove_all(dir.file("files"));
+  r = plugin({"verify", "--dir", dir.file("c2"), "--image", "img"}, "DPSCOPE_BIN=" + dpscope_bin());
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_TRUE(contains(r.out, "stale-service")) << r.out;
+  EXPECT_TRUE(contains(r.out, "ns3/svc3:p80")) << r.out;
+
+  EXPECT_EQ(plugin({"cluster", "--dir", dir.file("c3"), "--image", "img", "--format", "json"}).exit_code, 2);
+}
+
 // `kubectl dpscope version`: the plugin's version (the project's) and the
 // local dpscope's own --version output, as text or JSON.
 TEST_F(Plugin, VersionPrintsThePluginAndTheDpscopeVersions) {

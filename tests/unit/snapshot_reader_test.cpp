@@ -144,6 +144,7 @@ TEST(SnapshotReader, RuleDetailKeepsCountsAndDropsOnlyWhatItSays) {
           EXPECT_EQ(g.rules[r].position, w.rules[r].position);
           EXPECT_EQ(g.rules[r].verdict_kind, w.rules[r].verdict_kind);
           EXPECT_EQ(g.rules[r].target, w.rules[r].target);
+          EXPECT_EQ(g.rules[r].target_args, w.rules[r].target_args);  // a DNAT's destination (verify)
           EXPECT_EQ(g.rules[r].match, RuleMatch{});
           EXPECT_FALSE(g.rules[r].counters.has_value());
         }
