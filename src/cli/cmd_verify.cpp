@@ -20,6 +20,7 @@
 #include "model/compression.h"
 #include "model/intent.h"
 #include "model/json.h"
+#include "reports/cluster.h"
 #include "reports/text_width.h"
 #include "reports/verify_render.h"
 #include "util/error.h"
@@ -39,7 +40,7 @@ struct VerifyArgs {
   std::optional<size_t> width;
 };
 
-// A folder stands for the node snapshots in it (*.json, *.json.zst, *.json.gz), by name.
+// A folder stands for the node snapshots in it, as compare lists them.
 std::vector<std::string> expand(const std::vector<std::string>& inputs) {
   std::vector<std::string> out;
   for (const auto& in : inputs) {
@@ -48,15 +49,7 @@ std::vector<std::string> expand(const std::vector<std::string>& inputs) {
       out.push_back(in);
       continue;
     }
-    std::vector<std::string> files;
-    for (const auto& e : fs::directory_iterator(in, ec)) {
-      if (e.is_regular_file() && model::is_snapshot_file_name(e.path().filename().string())) {
-        files.push_back(e.path().string());
-      }
-    }
-    if (ec) throw InputError(in, 0, "cannot read folder: " + ec.message());
-    if (files.empty()) throw InputError(in, 0, "folder holds no node snapshot (*.json, *.json.zst, *.json.gz)");
-    std::sort(files.begin(), files.end());
+    const auto files = reports::cluster_files(in);
     out.insert(out.end(), files.begin(), files.end());
   }
   return out;
