@@ -10,17 +10,29 @@ FORMAT     ?= text
 JOBS       ?= $(shell nproc)
 CMAKE_GEN  := -G Ninja
 
-.PHONY: all deps build build-asan build-fuzz demo test test-unit bench fuzz format clean static image docker-image man
+.PHONY: all deps deps-build build build-asan build-fuzz demo test test-unit bench fuzz format clean static image docker-image man
 
 all: build
 
+# Everything the tests need too (gtest, clang for the BPF fixtures and fuzzing,
+# the oracle tools, qemu, shells, chromium); deps-build: compiler and -dev libraries only.
 deps:
-	@scripts/deps.sh
+	@scripts/deps.sh test
 
+deps-build:
+	@scripts/deps.sh build
+
+# First configured by `make demo`: without the test suites and the BPF
+# fixtures, which need gtest and clang (deps-build has neither).
 $(BUILD)/build.ninja:
-	@cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DDPSCOPE_TESTS=OFF -DDPSCOPE_BPF_FIXTURES=OFF >/dev/null
 
+# Every target; turns the tests and fixtures on in a tree `make demo` configured.
 build: deps $(BUILD)/build.ninja
+	@grep -q '^DPSCOPE_TESTS:BOOL=ON' $(BUILD)/CMakeCache.txt && \
+	  grep -q '^DPSCOPE_BPF_FIXTURES:BOOL=ON' $(BUILD)/CMakeCache.txt || \
+	  cmake -S . -B $(BUILD) -DDPSCOPE_TESTS=ON -DDPSCOPE_BPF_FIXTURES=ON >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
 $(ASAN_BUILD)/build.ninja:
@@ -44,16 +56,17 @@ fuzz: build-fuzz
 	@tests/fuzz/run.sh $(FUZZ_BUILD) long $(FUZZ_SECONDS) $(FUZZ_TARGET)
 
 # The main job: the side-by-side report of the kind cluster's two nodes
-# (kube-proxy iptables vs Cilium kube-proxy replacement). Builds the dpscope
-# binary only (`make test` builds the rest), and the build's lines go to
+# (kube-proxy iptables vs Cilium kube-proxy replacement). Installs only the
+# build dependencies and builds the dpscope binary only (`make test` builds
+# and installs the rest), and the build's lines go to
 # stderr: stdout is the report alone (make demo FORMAT=json | jq .).
-demo: deps $(BUILD)/build.ninja
+demo: deps-build $(BUILD)/build.ninja
 	@cmake --build $(BUILD) -j $(JOBS) --target dpscope >&2
 	@$(BUILD)/dpscope compare fixtures/snapshots/kind-kube-proxy.json fixtures/snapshots/kind-cilium-kpr.json \
 	  --format $(FORMAT)
 
 # dpscope(1), and the completion scripts, into $(BUILD)/share (see docs/cli.md to install them).
-man: deps $(BUILD)/build.ninja
+man: deps-build $(BUILD)/build.ninja
 	@cmake --build $(BUILD) -j $(JOBS) --target dpscope >&2
 	@mkdir -p $(BUILD)/share/man/man1 $(BUILD)/share/completions
 	@$(BUILD)/dpscope man > $(BUILD)/share/man/man1/dpscope.1

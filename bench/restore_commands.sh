@@ -5,11 +5,13 @@
 #   insert:  N x `-I INPUT 1 ...` (each rule lands first)
 #   new+del: N x `-N CHAIN` then N x `-X CHAIN`
 #   flush:   N x `-N CHAIN`, one rule each, then N x `-F CHAIN`
+#   delete:  N x `-A INPUT ...`, then N/2 x `-D INPUT 1` and N/2 x
+#            `-D INPUT rule-spec` (the last rule each time)
 # With root, `iptables-restore --test` of the same text in a fresh network
 # namespace (unshare -n) is the standard tool's figure.
 # Median wall and peak RSS (/usr/bin/time -f '%e %M') over BENCH_RUNS runs.
 #
-#   bench/restore_commands.sh [BUILD_DIR]      BENCH_RUNS=3 BENCH_SIZES="20000 40000"
+#   bench/restore_commands.sh [BUILD_DIR]      BENCH_RUNS=3 BENCH_SIZES="20000 40000" BENCH_KINDS=delete
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-build}
@@ -28,6 +30,11 @@ gen() {  # gen KIND N > file
     if (kind == "insert") for (i = 0; i < n; i++) printf "-I INPUT 1 -s 10.%d.%d.%d/32 -m comment --comment \"r%d\" -j ACCEPT\n", i / 65536 % 256, i / 256 % 256, i % 256, i
     if (kind == "new+del") { for (i = 0; i < n; i++) printf "-N C%d\n", i; for (i = 0; i < n; i++) printf "-X C%d\n", i }
     if (kind == "flush") { for (i = 0; i < n; i++) printf "-N C%d\n-A C%d -j ACCEPT\n", i, i; for (i = 0; i < n; i++) printf "-F C%d\n", i }
+    if (kind == "delete") {
+      for (i = 0; i < n; i++) printf "-A INPUT -s 10.%d.%d.%d/32 -m comment --comment \"r%d\" -j ACCEPT\n", i / 65536 % 256, i / 256 % 256, i % 256, i
+      for (i = 0; i < n / 2; i++) print "-D INPUT 1"
+      for (i = n - 1; i >= n / 2; i--) printf "-D INPUT -s 10.%d.%d.%d/32 -m comment --comment \"r%d\" -j ACCEPT\n", i / 65536 % 256, i / 256 % 256, i % 256, i
+    }
     print "COMMIT" }'
 }
 
@@ -43,7 +50,7 @@ median_of() {
 
 echo "| input | lines | dpscope import (median wall, peak RSS) | iptables-restore --test |"
 echo "|---|---|---|---|"
-for kind in insert new+del flush; do
+for kind in ${BENCH_KINDS:-insert new+del flush delete}; do
   for n in $sizes; do
     gen "$kind" "$n" > "$work/in.txt"
     lines=$(wc -l < "$work/in.txt")

@@ -1,11 +1,18 @@
 #!/bin/sh
-# Installs, with apt-get, the Debian packages dpscope needs to build and test.
-# Idempotent and silent when nothing is missing.
+# Installs, with apt-get, the Debian packages dpscope needs:
+#   scripts/deps.sh build   what building dpscope and running `make demo` need
+#   scripts/deps.sh test    that and what the tests, fuzzing and benchmarks need
+# (the default). Idempotent and silent when nothing is missing.
 set -eu
 
-PACKAGES="build-essential cmake ninja-build pkg-config
-  libnftnl-dev libmnl-dev libbpf-dev libelf-dev zlib1g-dev libzstd-dev libcli11-dev nlohmann-json3-dev
-  libgtest-dev
+# Compiler, build system and the libraries dpscope links.
+BUILD_PACKAGES="build-essential cmake ninja-build pkg-config
+  libnftnl-dev libmnl-dev libbpf-dev libelf-dev zlib1g-dev libzstd-dev libcli11-dev nlohmann-json3-dev"
+
+# gtest; clang/llvm for the BPF fixtures and libFuzzer; the standard tools the
+# tests use as oracles; qemu for the kernel matrix; shells and man for the
+# completion and man page tests; chromium for the HTML report tests.
+TEST_PACKAGES="libgtest-dev
   clang llvm libclang-rt-14-dev
   iptables nftables iproute2 bpftool procps
   nfacct time
@@ -13,6 +20,15 @@ PACKAGES="build-essential cmake ninja-build pkg-config
   qemu-system-x86 busybox-static cpio
   zsh fish man-db bsdutils
   chromium chromium-driver"
+
+case "${1:-test}" in
+  build) PACKAGES="$BUILD_PACKAGES" ;;
+  test) PACKAGES="$BUILD_PACKAGES $TEST_PACKAGES" ;;
+  *)
+    echo "usage: scripts/deps.sh [build|test]" >&2
+    exit 2
+    ;;
+esac
 
 missing=""
 for p in $PACKAGES; do

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collectors/bpf/lb.h"
+#include "collectors/import/import.h"
 #include "model/json.h"
 #include "model/json_input.h"
 #include "util/error.h"
@@ -144,8 +145,6 @@ std::string rfc3339(uint64_t unix_seconds) {
   strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
 }
-
-std::string origin_of(const std::string& path) { return path == "-" ? "<stdin>" : path; }
 
 }  // namespace
 

@@ -10,8 +10,6 @@ namespace dpscope::importer {
 
 namespace {
 
-std::string origin_of(const std::string& path) { return path == "-" ? "<stdin>" : path; }
-
 std::string now_rfc3339() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};

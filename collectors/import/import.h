@@ -18,6 +18,9 @@
 
 namespace dpscope::importer {
 
+// How a path given on the command line is named in messages ("-" is stdin).
+inline std::string origin_of(const std::string& path) { return path == "-" ? "<stdin>" : path; }
+
 struct IptablesTextOptions {
   std::string family = "ip";  // "ip" (iptables-save) or "ip6" (ip6tables-save)
   // Backend the caller says the text comes from (--iptables-legacy-save,

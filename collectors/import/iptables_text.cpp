@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "collectors/import/import.h"
+#include "collectors/import/rule_ledger.h"
 #include "model/iptables.h"
 #include "util/error.h"
 #include "util/memory.h"
@@ -68,6 +69,33 @@ bool is_number(std::string_view s) {
 // An option word: "-x" or "--xyz", but not "-" alone or a negative number.
 bool is_option(std::string_view s) {
   return s.size() >= 2 && s[0] == '-' && !(s[1] >= '0' && s[1] <= '9');
+}
+
+// The rule option `word` as the letter of its short form for the options
+// iptables itself parses (-s, --source, ... -j, -c); '?' for another
+// single-dash word; 0 for a long option of a match or target.
+char basic_option(std::string_view word) {
+  if (word[1] != '-') return word.size() == 2 ? word[1] : '?';
+  if (is(word, "--source") || is(word, "--src")) return 's';
+  if (is(word, "--destination") || is(word, "--dst")) return 'd';
+  if (is(word, "--protocol")) return 'p';
+  if (is(word, "--in-interface")) return 'i';
+  if (is(word, "--out-interface")) return 'o';
+  if (is(word, "--match")) return 'm';
+  if (is(word, "--jump")) return 'j';
+  if (is(word, "--goto")) return 'g';
+  if (is(word, "--set-counters")) return 'c';
+  if (is(word, "--fragment")) return 'f';
+  if (is(word, "--ipv4")) return '4';
+  if (is(word, "--ipv6")) return '6';
+  return 0;
+}
+
+// A long option the protocol's match takes without "-m PROTO" before it
+// (iptables loads the match; iptables-save prints it).
+bool is_port_option(std::string_view word) {
+  return is(word, "--dport") || is(word, "--destination-port") || is(word, "--sport") || is(word, "--source-port") ||
+         is(word, "--tcp-flags") || is(word, "--syn") || is(word, "--tcp-option");
 }
 
 std::string_view trim(std::string_view s) {
@@ -188,6 +216,7 @@ class Parser {
     if (text.empty()) return {};
     check_text(text, origin_);
     text_ = text;
+    ledger_mode_ = has_delete_command(text);
     std::string_view line;
     while (next_line(text, line)) {
       if (table_structure(line)) continue;
@@ -314,6 +343,7 @@ class Parser {
   model::Table parse_listing(std::string_view text, const std::string& table) {
     check_text(text, origin_);
     text_ = text;
+    ledger_mode_ = has_delete_command(text);
     if (!model::is_iptables_table(table)) {
       throw InputError(origin_, 0, "unknown iptables table '" + table + "' (filter, nat, mangle, raw, security)");
     }
@@ -336,6 +366,122 @@ class Parser {
 
  private:
   [[noreturn]] void fail(const std::string& what) const { throw InputError(origin_, line_no_, what); }
+
+  // A "-D" line anywhere (a rule's text cannot start one: it holds no newline).
+  static bool has_delete_command(std::string_view text) {
+    for (std::string_view start : {"-D ", "--delete "}) {
+      if (starts_with(text, start)) return true;
+      const std::string with_newline = "\n" + std::string(start);
+      if (::memmem(text.data(), text.size(), with_newline.data(), with_newline.size())) return true;
+    }
+    return false;
+  }
+
+  RuleLedger& ledger_of(const model::Chain& chain) { return ledgers_.try_emplace(index_of(chain)).first->second; }
+
+  // What -D rule-spec compares: the rule as the kernel holds it, so the words
+  // are normalised the way iptables parses them. The basic IP fields (-s -d
+  // -p -i -o -f) are one struct in the kernel's entry, their order in the
+  // line does not matter; "-s 10.0.0.1" is 10.0.0.1/32; long forms are
+  // short; counters are not part of a rule; the protocol's implicit match is
+  // spelled out. Matches and target compare in order, their words as
+  // written (iptables resolves e.g. service names: `--dport http` is not
+  // `--dport 80` here). Words are separated by NUL, which text cannot hold.
+  std::string rule_key(const Token* t, size_t n) {
+    std::vector<std::string> basic;
+    std::string rest;
+    std::string protocol;
+    bool negate = false, in_target = false, any_match = false, protocol_match = false;
+    auto word_out = [&](std::string_view w) {
+      rest += '\0';
+      rest.append(w);
+    };
+    for (size_t i = 0; i < n; ++i) {
+      const std::string_view word = t[i].text;
+      if (is(word, "!")) {  // of the next option or word, written after an implicit match
+        if (in_target) word_out(word);
+        else negate = true;
+        continue;
+      }
+      const char letter = is_option(word) ? basic_option(word) : 0;
+      if (letter) {
+        in_target = false;
+        if (i + 1 < n && is(t[i + 1].text, "!")) {  // "-s ! 10.0.0.1"
+          negate = true;
+          ++i;
+        }
+        const std::string bang = negate ? "!" : "";
+        negate = false;
+        const std::string_view value = i + 1 < n ? t[i + 1].text : std::string_view();
+        switch (letter) {
+          case 's':
+          case 'd': {
+            std::string cidr(value);
+            if (value.find('/') == std::string_view::npos) cidr += value.find(':') != std::string_view::npos ? "/128" : "/32";
+            basic.push_back(bang + "-" + letter + " " + cidr);
+            ++i;
+            break;
+          }
+          case 'p': {
+            std::string proto(value);
+            std::transform(proto.begin(), proto.end(), proto.begin(),
+                           [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; });
+            if (!is(proto, "all") && !is(proto, "0")) {
+              basic.push_back(bang + "-p " + proto);
+              protocol = proto;
+            }
+            ++i;
+            break;
+          }
+          case 'i':
+          case 'o':
+            basic.push_back(bang + "-" + letter + " " + std::string(value));
+            ++i;
+            break;
+          case 'f':
+            basic.push_back(bang + "-f");
+            break;
+          case 'c':
+            i += 2;
+            break;
+          case 'm':
+            any_match = true;
+            if (value == protocol) protocol_match = true;
+            word_out("-m");
+            word_out(value);
+            ++i;
+            break;
+          case 'j':
+          case 'g':
+            word_out(letter == 'j' ? "-j" : "-g");
+            word_out(value);
+            ++i;
+            in_target = letter == 'j';
+            break;
+          default:  // -4, -6
+            break;
+        }
+        continue;
+      }
+      if (is_option(word) && !in_target && !protocol_match && !protocol.empty() &&
+          (!any_match || (is_port_option(word) && (protocol == "tcp" || protocol == "udp" || protocol == "sctp")))) {
+        word_out("-m");
+        word_out(protocol);
+        any_match = protocol_match = true;
+      }
+      if (negate) word_out("!");
+      negate = false;
+      word_out(is(word, "--destination-port") ? "--dport" : is(word, "--source-port") ? "--sport" : word);
+    }
+    std::sort(basic.begin(), basic.end());
+    std::string key;
+    for (const auto& b : basic) {
+      key += b;
+      key += '\0';
+    }
+    key += '\1';
+    return key + rest;
+  }
 
   static std::string excerpt(std::string_view s) {
     return std::string(s.substr(0, 60)) + (s.size() > 60 ? "..." : "");
@@ -386,6 +532,7 @@ class Parser {
     chain_index_.clear();
     removed_.clear();
     inserts_.clear();
+    ledgers_.clear();
     last_chain_ = ChainIndex::kNone;
     table_line_ = line_no_;
   }
@@ -442,6 +589,7 @@ class Parser {
     removed_[index] = 1;
     table_.chains[index].rules.clear();
     inserts_.erase(index);
+    ledgers_.erase(index);
     last_chain_ = ChainIndex::kNone;
   }
 
@@ -603,7 +751,7 @@ class Parser {
     }
   }
 
-  // A command line: [packets:bytes] -A CHAIN rule..., -I, -N, -X, -F, -P, -Z.
+  // A command line: [packets:bytes] -A CHAIN rule..., -I, -D, -N, -X, -F, -P, -Z.
   void command_line(std::string_view line) {
     tokenize(line);
     if (tokens_.empty()) return;
@@ -627,6 +775,14 @@ class Parser {
     if (is(cmd, "-A") || is(cmd, "--append")) {
       const std::string_view name = chain_arg();
       auto& chain = chain_for_rule(name);
+      if (ledger_mode_) {
+        model::Rule rule;
+        rule.counters = counters;
+        parse_rule(t + 2, n - 2, line, rule);
+        auto& ledger = ledger_of(chain);
+        ledger.insert(ledger.size() + 1, std::move(rule), rule_key(t + 2, n - 2));
+        return;
+      }
       auto pending = inserts_.find(index_of(chain));
       if (pending != inserts_.end()) {  // after an -I: in order with the inserts
         model::Rule rule;
@@ -654,12 +810,35 @@ class Parser {
       model::Rule rule;
       rule.counters = counters;
       parse_rule(t + skip, n - skip, line, rule);
+      if (ledger_mode_) {
+        ledger_of(chain).insert(pos, std::move(rule), rule_key(t + skip, n - skip));
+        return;
+      }
       // Inserting into the vector is O(rules) each, so 20k `-I INPUT 1` took
       // seconds: the inserts are kept with their positions and placed at
       // commit() in O(n log n).
       inserts_[index_of(chain)].push_back({static_cast<uint32_t>(pos), std::move(rule)});
     } else if (counters) {
       fail("counters before '" + excerpt(cmd) + "': only rules carry counters");
+    } else if (is(cmd, "-D") || is(cmd, "--delete")) {
+      const std::string_view name = chain_arg();
+      auto& ledger = ledger_of(chain_for_rule(name));  // ledger_mode_: the text has this -D
+      if (n == 3 && is_number(t[2].text)) {
+        uint64_t pos = 0;
+        if (!parse_u64(t[2].text, pos) || pos == 0 || pos > ledger.size()) {
+          fail("-D position " + std::string(t[2].text) + " out of range (chain has " + std::to_string(ledger.size()) +
+               " rules; iptables-restore fails here too)");
+        }
+        ledger.erase_at(pos);
+        return;
+      }
+      if (n < 3) fail("-D " + std::string(name) + " needs a rule number or a rule");
+      model::Rule rule;
+      parse_rule(t + 2, n - 2, line, rule);  // checked as for -A
+      if (!ledger.erase_first(rule_key(t + 2, n - 2))) {
+        fail("-D: no rule in chain '" + std::string(name) +
+             "' matches this one (iptables-restore fails here too: \"does a matching rule exist in that chain?\")");
+      }
     } else if (is(cmd, "-N") || is(cmd, "--new-chain")) {
       const auto name = chain_arg();
       if (n > 2) fail("unexpected '" + excerpt(t[2].text) + "' after -N " + std::string(name));
@@ -683,6 +862,7 @@ class Parser {
       if (n == 1) {
         for (auto& c : table_.chains) c.rules.clear();
         inserts_.clear();
+        ledgers_.clear();
         return;
       }
       const auto name = chain_arg();
@@ -690,6 +870,7 @@ class Parser {
       auto& chain = chain_for_rule(name);
       chain.rules.clear();
       inserts_.erase(index_of(chain));
+      ledgers_.erase(index_of(chain));
     } else if (is(cmd, "-P") || is(cmd, "--policy")) {
       const auto name = chain_arg();
       if (n < 3) fail("-P " + std::string(name) + " needs a policy (ACCEPT or DROP)");
@@ -711,7 +892,7 @@ class Parser {
     } else if (is(cmd, "-Z") || is(cmd, "--zero")) {
       // Zeroing counters changes nothing a snapshot records.
     } else if (is_option(cmd)) {
-      fail("unsupported command '" + excerpt(cmd) + "' (expected -A, -I, -N, -X, -F, -P or -Z)");
+      fail("unsupported command '" + excerpt(cmd) + "' (expected -A, -I, -D, -N, -X, -F, -P or -Z)");
     } else {
       fail("unexpected line '" + excerpt(line) + "'");
     }
@@ -842,24 +1023,8 @@ class Parser {
         fail(what);
       }
       previous_option = word;
-      if (word[1] != '-' || is(word, "--source") || is(word, "--src") || is(word, "--destination") || is(word, "--dst") ||
-          is(word, "--protocol") || is(word, "--in-interface") || is(word, "--out-interface") || is(word, "--match") ||
-          is(word, "--jump") || is(word, "--goto") || is(word, "--set-counters") || is(word, "--fragment") ||
-          is(word, "--ipv4") || is(word, "--ipv6")) {
+      if (const char letter = basic_option(word)) {
         in_target = false;
-        const char letter = word[1] != '-' ? (word.size() == 2 ? word[1] : '?')
-                            : is(word, "--source") || is(word, "--src")           ? 's'
-                            : is(word, "--destination") || is(word, "--dst")      ? 'd'
-                            : is(word, "--protocol")                              ? 'p'
-                            : is(word, "--in-interface")                          ? 'i'
-                            : is(word, "--out-interface")                         ? 'o'
-                            : is(word, "--match")                                 ? 'm'
-                            : is(word, "--jump")                                  ? 'j'
-                            : is(word, "--goto")                                  ? 'g'
-                            : is(word, "--set-counters")                          ? 'c'
-                            : is(word, "--fragment")                              ? 'f'
-                            : is(word, "--ipv4")                                  ? '4'
-                                                                                    : '6';
         switch (letter) {
           case 's':
           case 'd': {
@@ -955,9 +1120,7 @@ class Parser {
         negate = false;
         continue;
       }
-      const bool port_option = is(word, "--dport") || is(word, "--destination-port") || is(word, "--sport") ||
-                               is(word, "--source-port") || is(word, "--tcp-flags") || is(word, "--syn") ||
-                               is(word, "--tcp-option");
+      const bool port_option = is_port_option(word);
       if (!in_target && port_option && !have_port_match &&
           (is(m.protocol, "tcp") || is(m.protocol, "udp") || is(m.protocol, "sctp"))) {
         // iptables loads the protocol's match implicitly; iptables-save prints it.
@@ -1363,6 +1526,10 @@ class Parser {
 
   // Rules of a chain, the pending inserts included.
   size_t rule_total(const model::Chain& chain) const {
+    if (ledger_mode_) {
+      auto it = ledgers_.find(index_of(chain));
+      return it == ledgers_.end() ? 0 : it->second.size();
+    }
     auto it = inserts_.find(index_of(chain));
     return chain.rules.size() + (it == inserts_.end() ? 0 : it->second.size());
   }
@@ -1401,6 +1568,8 @@ class Parser {
 
   // Settles jump vs verdict vs target, numbers the rules.
   void commit() {
+    for (auto& [chain, ledger] : ledgers_) table_.chains[chain].rules = ledger.take();
+    ledgers_.clear();
     for (auto& [chain, inserts] : inserts_) place_inserts(table_.chains[chain].rules, inserts);
     inserts_.clear();
     if (std::find(removed_.begin(), removed_.end(), 1) != removed_.end()) {
@@ -1446,6 +1615,9 @@ class Parser {
   ChainIndex chain_index_;
   std::vector<char> removed_;  // per chain: deleted by -X
   std::unordered_map<uint32_t, std::vector<PendingInsert>> inserts_;  // by chain index: -I (and -A after it)
+  // The text has -D lines: every chain's rules are edited in a RuleLedger.
+  bool ledger_mode_ = false;
+  std::unordered_map<uint32_t, RuleLedger> ledgers_;  // by chain index
   uint32_t last_chain_ = ChainIndex::kNone;
   std::string_view text_;
   std::deque<std::string> kept_names_;

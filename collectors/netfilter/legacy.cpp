@@ -29,7 +29,7 @@ namespace {
 
 constexpr int kMaxSizeRetries = 10;
 constexpr const char* kHookChains[5] = {"PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING"};
-constexpr const char* kPermissionHint = "reading iptables-legacy tables needs CAP_NET_ADMIN (and CAP_NET_RAW): run as root";
+constexpr const char* kLegacyPermissionHint = "reading iptables-legacy tables needs CAP_NET_ADMIN (and CAP_NET_RAW): run as root";
 
 // The parts of ipt_entry / ip6t_entry the walk needs, family-independent.
 struct Entry {
@@ -255,7 +255,7 @@ std::vector<std::string> legacy_table_names(int af) {
   if (!in) {
     // Absent: ip(6)_tables is not loaded, so there are no legacy tables. Unreadable is an error.
     if (errno == ENOENT) return {};
-    throw SystemError(std::string("reading ") + path, errno, kPermissionHint);
+    throw SystemError(std::string("reading ") + path, errno, kLegacyPermissionHint);
   }
   std::vector<std::string> names;
   char line[64];
@@ -269,7 +269,7 @@ std::vector<std::string> legacy_table_names(int af) {
 
 model::Table read_legacy_table(int af, const std::string& name, model::RuleSpool* spool) {
   UniqueFd fd(socket(af, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW));
-  if (!fd) throw SystemError("socket(SOCK_RAW) for iptables-legacy", errno, kPermissionHint);
+  if (!fd) throw SystemError("socket(SOCK_RAW) for iptables-legacy", errno, kLegacyPermissionHint);
   const int level = af == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP;
   const int get_info = af == AF_INET6 ? IP6T_SO_GET_INFO : IPT_SO_GET_INFO;
   const int get_entries = af == AF_INET6 ? IP6T_SO_GET_ENTRIES : IPT_SO_GET_ENTRIES;
@@ -279,7 +279,7 @@ model::Table read_legacy_table(int af, const std::string& name, model::RuleSpool
     std::strncpy(gi.name, name.c_str(), sizeof gi.name - 1);
     socklen_t len = sizeof gi;
     if (getsockopt(fd.get(), level, get_info, &gi, &len) < 0) {
-      throw SystemError("IPT_SO_GET_INFO " + name, errno, errno == EPERM ? kPermissionHint : "");
+      throw SystemError("IPT_SO_GET_INFO " + name, errno, errno == EPERM ? kLegacyPermissionHint : "");
     }
     std::vector<uint8_t> buf(sizeof(ipt_get_entries) + gi.size);
     auto* ge = reinterpret_cast<ipt_get_entries*>(buf.data());
@@ -288,7 +288,7 @@ model::Table read_legacy_table(int af, const std::string& name, model::RuleSpool
     len = static_cast<socklen_t>(buf.size());
     if (getsockopt(fd.get(), level, get_entries, ge, &len) < 0) {
       if (errno == EAGAIN) continue;  // the table changed size between the two calls (libiptc retries too)
-      throw SystemError("IPT_SO_GET_ENTRIES " + name, errno, errno == EPERM ? kPermissionHint : "");
+      throw SystemError("IPT_SO_GET_ENTRIES " + name, errno, errno == EPERM ? kLegacyPermissionHint : "");
     }
     LegacyTableInfo info;
     info.name = name;

@@ -34,7 +34,7 @@ namespace {
 constexpr int kMaxAttempts = 20;
 // nftables' NFT_NLMSG_MAXSIZE: the largest nf_tables message is a bit above 64 KiB.
 const size_t kRecvBufferSize = 65536 + static_cast<size_t>(sysconf(_SC_PAGESIZE));
-constexpr const char* kPermissionHint =
+constexpr const char* kNftPermissionHint =
     "reading nf_tables needs CAP_NET_ADMIN in the namespace's user namespace: run as root";
 
 // One netlink socket and its receive buffer; one per thread.
@@ -465,13 +465,13 @@ NftDump dump_nftables(const Options& options) {
     // EPROTONOSUPPORT: no nfnetlink in this kernel (module not loaded), not a privilege.
     throw SystemError("opening a NETLINK_NETFILTER socket", err,
                       err == EPROTONOSUPPORT ? "this kernel has no nfnetlink (nfnetlink / nf_tables modules not loaded)"
-                                             : kPermissionHint);
+                                             : kNftPermissionHint);
   }
   for (int attempt = 0;; ++attempt) {
     Attempt a;
     if (options.spool) options.spool->reset();  // an earlier attempt's rules are of another generation
     if (const int err = read_generation(sock, a.gen)) {
-      throw SystemError("NFT_MSG_GETGEN", err, err == EPERM ? kPermissionHint : "");
+      throw SystemError("NFT_MSG_GETGEN", err, err == EPERM ? kNftPermissionHint : "");
     }
     int err = dump_tables(sock, a);
     std::map<std::pair<uint8_t, std::string>, size_t> table_index;
@@ -499,7 +499,7 @@ NftDump dump_nftables(const Options& options) {
     uint32_t gen_after = 0;
     if (const int gerr = read_generation(sock, gen_after)) a.fail(gerr);
     if (const int e = a.error.load()) {
-      throw SystemError("dumping nf_tables", e, e == EPERM ? kPermissionHint : "");
+      throw SystemError("dumping nf_tables", e, e == EPERM ? kNftPermissionHint : "");
     }
     const bool consistent = !a.moved && gen_after == a.gen;
     if (consistent || attempt + 1 >= kMaxAttempts) {

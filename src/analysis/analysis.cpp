@@ -1,4 +1,5 @@
 #include "analysis/analysis.h"
+#include "analysis/strings.h"
 
 #include <algorithm>
 #include <set>
@@ -9,8 +10,6 @@ namespace dpscope::analysis {
 using model::Backend;
 
 namespace {
-
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 
 bool matches(std::string_view pattern, std::string_view name) {
   if (!pattern.empty() && pattern.back() == '*') return starts_with(name, pattern.substr(0, pattern.size() - 1));

@@ -1,4 +1,5 @@
 #include "analysis/services.h"
+#include "analysis/strings.h"
 
 #include <algorithm>
 #include <map>
@@ -176,14 +177,7 @@ const model::Chain* lookup(const ChainIndex& idx, std::string_view name) {
   return it == idx.end() ? nullptr : it->second;
 }
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-
 std::string family_of_table(const model::Table& t) { return t.family == "ip6" ? "ipv6" : "ipv4"; }
-
-void sort_unique(std::vector<std::string>& v) {
-  std::sort(v.begin(), v.end());
-  v.erase(std::unique(v.begin(), v.end()), v.end());
-}
 
 // "--to-destination 10.244.1.5:8080" -> "10.244.1.5:8080" ("[fd00::5]:8080" stays).
 std::string dnat_destination(const std::string& args) {

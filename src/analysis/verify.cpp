@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "analysis/analysis.h"
+#include "analysis/strings.h"
 
 namespace dpscope::analysis {
 
@@ -26,11 +27,6 @@ struct Ep {
   std::string id;  // "10.244.1.5:8080"
   bool ready = true, serving = true, terminating = false, local = false;
 };
-
-void sort_unique(std::vector<std::string>& v) {
-  std::sort(v.begin(), v.end());
-  v.erase(std::unique(v.begin(), v.end()), v.end());
-}
 
 std::string describe(const std::string& key, const std::string& kind) {
   return key + (kind.empty() ? "" : " " + kind);
@@ -236,7 +232,7 @@ std::vector<FrontendProgramming> merge_entries(std::vector<FrontendProgramming> 
   return out;
 }
 
-std::string join(const std::vector<std::string>& v) {
+std::string join_or_none(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : " ") + x;
   return s.empty() ? "(none)" : s;
@@ -323,7 +319,7 @@ NodeVerification verify_node(const IntentIndex& intent, const model::Snapshot& s
       size_t before = found.size();
       if (p.action != e.action) {
         found.push_back({"wrong-action", node_name, plane, e.service, fe, "",
-                         e.action + (e.action == "forward" ? " to " + join(e.endpoints) : ""),
+                         e.action + (e.action == "forward" ? " to " + join_or_none(e.endpoints) : ""),
                          p.action, p.where});
       } else if (e.action == "forward") {
         if (!p.policy.empty() && p.policy != e.policy) {
@@ -395,7 +391,7 @@ NodeVerification verify_node(const IntentIndex& intent, const model::Snapshot& s
         found.push_back({id, node_name, plane, e->service, fe, "", e->key(), pair->key(), pair->where});
       } else {
         found.push_back({"missing-frontend", node_name, plane, e->service, fe, "",
-                         e->action == "forward" ? "forward to " + join(e->endpoints) : e->action, "not programmed", ""});
+                         e->action == "forward" ? "forward to " + join_or_none(e->endpoints) : e->action, "not programmed", ""});
       }
     }
     for (size_t i = 0; i < mine.size(); ++i) {
@@ -408,7 +404,7 @@ NodeVerification verify_node(const IntentIndex& intent, const model::Snapshot& s
       }
       found.push_back({known ? "extra-frontend" : "stale-service", node_name, plane, p.service,
                        describe(p.key(), p.kind), "", known ? "not a frontend of the Service" : "no such Service in the cluster",
-                       p.action + (p.action == "forward" ? " to " + join(p.endpoints) : ""), p.where});
+                       p.action + (p.action == "forward" ? " to " + join_or_none(p.endpoints) : ""), p.where});
     }
     std::set<std::string> bad;
     for (const auto& f : found) bad.insert(service_key_of(f.service));

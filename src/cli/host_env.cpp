@@ -45,7 +45,7 @@ std::string trim(const std::string& s) {
   return s.substr(begin, end - begin + 1);
 }
 
-std::string first_line(const std::string& path) {
+std::string first_line_of_file(const std::string& path) {
   std::ifstream in(path);
   std::string line;
   if (!in || !std::getline(in, line)) return {};
@@ -173,7 +173,7 @@ void resolve_node_name(const HostProbe& probe, HostEnv& env) {
   }
   if (!env.host_root.empty()) {
     std::string file = env.host_root + "/etc/hostname";
-    if (std::string name = first_line(file); !name.empty()) {
+    if (std::string name = first_line_of_file(file); !name.empty()) {
       env.node_name = name;
       env.node_name_source = file;
       return;

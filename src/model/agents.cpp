@@ -1,4 +1,5 @@
 #include "model/agents.h"
+#include "model/json_put.h"
 
 #include <algorithm>
 #include <limits>
@@ -18,11 +19,6 @@ void canonicalize(Agents& a) {
 }
 
 namespace {
-
-template <typename T>
-void put_opt(json& j, const char* key, const std::optional<T>& v) {
-  if (v) j[key] = *v;
-}
 
 json unavailable_json(const std::vector<ValueUnavailable>& v) {
   json out = json::array();

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/json.h"
+#include "model/json_input.h"
 #include "util/error.h"
 
 namespace dpscope::model {
@@ -15,9 +16,9 @@ using nlohmann::json;
 namespace {
 
 // One object being read, with its JSON pointer for messages.
-class Reader {
+class ItemReader {
  public:
-  Reader(const std::string& origin, std::string pointer) : origin_(origin), pointer_(std::move(pointer)) {}
+  ItemReader(const std::string& origin, std::string pointer) : origin_(origin), pointer_(std::move(pointer)) {}
 
   [[noreturn]] void fail(const std::string& at, const std::string& what) const {
     throw InputError(origin_, 0, pointer_ + at + ": " + what);
@@ -100,7 +101,7 @@ class Reader {
   std::string pointer_;
 };
 
-IntentService read_service(const json& item, const Reader& r) {
+IntentService read_service(const json& item, const ItemReader& r) {
   IntentService s;
   s.origin = r.pointer();
   const json& meta = r.object(item, "", "metadata");
@@ -178,7 +179,7 @@ IntentService read_service(const json& item, const Reader& r) {
   return s;
 }
 
-IntentEndpointSlice read_slice(const json& item, const Reader& r) {
+IntentEndpointSlice read_slice(const json& item, const ItemReader& r) {
   IntentEndpointSlice es;
   es.origin = r.pointer();
   const json& meta = r.object(item, "", "metadata");
@@ -230,7 +231,7 @@ IntentEndpointSlice read_slice(const json& item, const Reader& r) {
 
 // One object of the input (a List item or the whole file).
 void read_item(const json& item, const std::string& origin, const std::string& pointer, Intent& into) {
-  Reader r(origin, pointer);
+  ItemReader r(origin, pointer);
   if (!item.is_object()) r.fail("", "expected an object, got " + std::string(item.type_name()));
   std::string kind = r.string(item, "", "kind");
   if (kind == "Service") {
@@ -242,11 +243,6 @@ void read_item(const json& item, const std::string& origin, const std::string& p
   } else {
     into.ignored_items += 1;
   }
-}
-
-size_t line_of(const std::string& text, size_t byte) {
-  byte = std::min(byte, text.size());
-  return 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(byte), '\n'));
 }
 
 }  // namespace
@@ -276,7 +272,8 @@ void parse_intent(const std::string& text, const std::string& origin, Intent& in
   try {
     root = json::parse(text, callback);
   } catch (const json::parse_error& e) {
-    throw InputError(origin, line_of(text, e.byte == 0 ? 0 : e.byte - 1), std::string("invalid JSON: ") + e.what());
+    const TextPosition at = position_of_offset(text, e.byte == 0 ? 0 : e.byte - 1);
+    throw InputError(origin, at.line, at.column, "invalid JSON: " + json_error_text(e.what()));
   }
   if (!root.is_object()) throw InputError(origin, 0, "expected a JSON object (kubectl get ... -o json)");
   std::string kind = root.contains("kind") && root["kind"].is_string() ? root["kind"].get<std::string>() : "";

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "model/compression.h"
+#include "model/json_put.h"
 #include "model/output_file.h"
 #include "util/error.h"
 #include "util/fd.h"
@@ -30,13 +31,6 @@ using nlohmann::json;
 namespace {
 
 // ---- writing --------------------------------------------------------------
-
-template <typename T>
-void put_opt(json& j, const char* key, const std::optional<T>& v) {
-  if (v) {
-    j[key] = *v;
-  }
-}
 
 json counters_json(const Counters& c) { return {{"packets", c.packets}, {"bytes", c.bytes}}; }
 
@@ -511,7 +505,6 @@ void check_schema(const Reader& r) {
                         std::to_string(kSchemaMajor) + " (\"" + kSchema + "\")");
   }
 }
-
 
 }  // namespace
 

@@ -75,10 +75,17 @@ size_t offset_beyond_depth(std::string_view text, size_t limit) {
   return std::string_view::npos;
 }
 
-size_t line_of_offset(std::string_view text, size_t offset) {
-  size_t line = 1;
-  for (size_t i = 0; i < offset && i < text.size(); ++i) line += text[i] == '\n';
-  return line;
+TextPosition position_of_offset(std::string_view text, size_t offset) {
+  TextPosition at;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++at.line;
+      at.column = 1;
+    } else {
+      ++at.column;
+    }
+  }
+  return at;
 }
 
 std::string json_error_text(const std::string& what) {
@@ -99,16 +106,18 @@ json parse_json_input(std::string_view text, const std::string& origin, const st
   const bool ok = json::sax_parse(text.begin(), text.end(), &sax, json::input_format_t::json, true);
   if (ok) return root;
   if (sax.too_deep) {
-    const size_t at = offset_beyond_depth(text);
-    throw InputError(origin, line_of_offset(text, at == std::string_view::npos ? 0 : at), too_deep_message());
+    const size_t offset = offset_beyond_depth(text);
+    const TextPosition at = position_of_offset(text, offset == std::string_view::npos ? 0 : offset);
+    throw InputError(origin, at.line, at.column, too_deep_message());
   }
-  const size_t line = line_of_offset(text, sax.error_byte ? sax.error_byte - 1 : 0);
+  // nlohmann's error byte is one past the character that stopped the lexer.
+  const TextPosition at = position_of_offset(text, sax.error_byte ? sax.error_byte - 1 : 0);
   if (sax.error_id == 406) {  // out_of_range.406: a number the parser cannot represent
-    throw InputError(origin, line, "number out of range: " + sax.error_token);
+    throw InputError(origin, at.line, at.column, "number out of range: " + sax.error_token);
   }
   std::string what = "invalid JSON";
   if (!context.empty()) what += " (" + context + ")";
-  throw InputError(origin, line, what + ": " + json_error_text(sax.error_what));
+  throw InputError(origin, at.line, at.column, what + ": " + json_error_text(sax.error_what));
 }
 
 }  // namespace dpscope::model

@@ -25,10 +25,14 @@ std::string too_deep_message();
 // strings), or npos when the text stays within the limit.
 size_t offset_beyond_depth(std::string_view text, size_t limit = kJsonDepthLimit);
 
-// 1-based line of a byte offset.
-size_t line_of_offset(std::string_view text, size_t offset);
+// 1-based line and column (in bytes) of a byte offset.
+struct TextPosition {
+  size_t line = 1;
+  size_t column = 1;
+};
+TextPosition position_of_offset(std::string_view text, size_t offset);
 
-// Parses one JSON document. Throws InputError(origin, line, what) for a
+// Parses one JSON document. Throws InputError(origin, line, column, what) for a
 // syntax error ("invalid JSON: ..."), nesting beyond the limit ("too deeply
 // nested (limit 512)") and a number out of range ("number out of range:
 // 1e999"). `context` (e.g. "expected `bpftool -j prog show` output") is
@@ -36,7 +40,7 @@ size_t line_of_offset(std::string_view text, size_t offset);
 nlohmann::json parse_json_input(std::string_view text, const std::string& origin, const std::string& context = {});
 
 // nlohmann's message without its "[json.exception.parse_error.101] parse
-// error at line 1, column 5: " prefix (the caller says FILE:LINE itself).
+// error at line 1, column 5: " prefix (the caller says FILE:LINE:COLUMN itself).
 std::string json_error_text(const std::string& what);
 
 }  // namespace dpscope::model

@@ -822,18 +822,26 @@ class SnapshotSax {
   uint64_t skipped_rules_ = 0;
 };
 
-size_t line_of_byte(std::istream& in, size_t byte) {
-  size_t line = 1;
+// Line and column of a byte offset, read again from the start (only on error).
+TextPosition position_of_byte(std::istream& in, size_t byte) {
+  TextPosition at;
   char buf[1 << 16];
   size_t seen = 0;
   while (seen < byte && in) {
     in.read(buf, static_cast<std::streamsize>(std::min(sizeof buf, byte - seen)));
     const auto n = static_cast<size_t>(in.gcount());
-    line += static_cast<size_t>(std::count(buf, buf + n, '\n'));
-    seen += n;
     if (n == 0) break;
+    const std::string_view chunk(buf, n);
+    const size_t last_newline = chunk.rfind('\n');
+    if (last_newline == std::string_view::npos) {
+      at.column += n;
+    } else {
+      at.line += static_cast<size_t>(std::count(chunk.begin(), chunk.end(), '\n'));
+      at.column = n - last_newline;
+    }
+    seen += n;
   }
-  return line;
+  return at;
 }
 
 // Parses `input`; `reopen()` gives the input again to find the line of a
@@ -856,13 +864,15 @@ Snapshot read_snapshot(Input&& input, InputControl& in, Reopen reopen, const std
     // In a skipped rules array: the lexer saw an early end there.
     const size_t byte = (sax.syntax_error ? sax.syntax_error->first : 0) + in.skipped_bytes;
     auto again = reopen();
-    throw InputError(origin, line_of_byte(*again, byte ? byte - 1 : 0), "invalid JSON: " + in.skip_error);
+    const TextPosition at = position_of_byte(*again, byte ? byte - 1 : 0);
+    throw InputError(origin, at.line, at.column, "invalid JSON: " + in.skip_error);
   }
   if (!ok || sax.syntax_error) {
     const size_t byte = (sax.syntax_error ? sax.syntax_error->first : 0) + in.skipped_bytes;
     const std::string what = sax.syntax_error ? sax.syntax_error->second : "invalid JSON: unexpected end of input";
     auto again = reopen();
-    throw InputError(origin, line_of_byte(*again, byte ? byte - 1 : 0), what);
+    const TextPosition at = position_of_byte(*again, byte ? byte - 1 : 0);
+    throw InputError(origin, at.line, at.column, what);
   }
   Snapshot s = from_json(root, origin);  // schema first: a v2 file is "unsupported", not a chain error
   // A newer minor version only adds fields; say which ones this dpscope ignores.

@@ -28,19 +28,26 @@ enum ExitCode : int {
 class InputError : public std::runtime_error {
  public:
   // line == 0 means "the file as a whole" (e.g. JSON without a line, empty file).
-  InputError(std::string file, size_t line, const std::string& what)
-      : std::runtime_error(format(file, line, what)), file_(std::move(file)), line_(line) {}
+  InputError(std::string file, size_t line, const std::string& what) : InputError(std::move(file), line, 0, what) {}
+  // column (1-based, in bytes, as compilers and JSON parsers count) == 0: not known.
+  InputError(std::string file, size_t line, size_t column, const std::string& what)
+      : std::runtime_error(format(file, line, column, what)), file_(std::move(file)), line_(line), column_(column) {}
   const std::string& file() const { return file_; }
   size_t line() const { return line_; }
+  size_t column() const { return column_; }
 
  private:
-  static std::string format(const std::string& file, size_t line, const std::string& what) {
+  static std::string format(const std::string& file, size_t line, size_t column, const std::string& what) {
+    std::string where = file;
+    if (line) where += ":" + std::to_string(line);
+    if (line && column) where += ":" + std::to_string(column);
     // Messages quote input (a chain name, a line): inert, so stderr cannot
     // carry a terminal escape either.
-    return inert(line ? file + ":" + std::to_string(line) + ": " + what : file + ": " + what);
+    return inert(where + ": " + what);
   }
   std::string file_;
   size_t line_;
+  size_t column_;
 };
 
 class UsageError : public std::runtime_error {

@@ -1,5 +1,5 @@
 // `dpscope import` on every file in fixtures/bad-input: exit 2, the message
-// starts with "FILE:LINE:", and no output file appears (or an existing one
+// starts with "FILE:LINE:" ("FILE:LINE:COLUMN:" for JSON), and no output file appears (or an existing one
 // keeps its content).
 #include <gtest/gtest.h>
 
@@ -16,7 +16,8 @@ struct BadInput {
   const char* file;
   const char* option;  // "--iptables-S" takes nat=FILE
   int line;
-  const char* what;    // start of the message after "FILE:LINE: "
+  const char* what;    // start of the message after "FILE:LINE: " (or "FILE:LINE:COLUMN: ")
+  int column = 0;      // JSON inputs: where the parser stopped, as nlohmann and compilers count (1-based bytes)
 };
 
 const BadInput kCases[] = {
@@ -33,8 +34,8 @@ const BadInput kCases[] = {
     // accepted) and fails as such: no line, the data is not text.
     {"binary-garbage.iptables-save.bin", "--iptables-save", 0, "corrupt gzip data: invalid literal/length code"},
     {"dash-S-given-save-text.iptables-S.txt", "--iptables-S", 3, "this is iptables-save output"},
-    {"invalid.nft.json", "--nft-json", 3, "invalid JSON"},
-    {"truncated.nft.json", "--nft-json", 3, "invalid JSON"},
+    {"invalid.nft.json", "--nft-json", 3, "invalid JSON", 34},
+    {"truncated.nft.json", "--nft-json", 3, "invalid JSON", 33},
     {"not-nft.nft.json", "--nft-json", 1, "not `nft -j list ruleset` output"},
     {"empty.nft.json", "--nft-json", 1, "empty file"},
 };
@@ -53,7 +54,8 @@ TEST(ImportBadInput, EveryCaseExitsTwoWithFileLineAndWritesNothing) {
     const auto r = import_file(c, out);
     EXPECT_EQ(r.exit_code, 2);
     const std::string prefix = "dpscope: " + source_path(std::string("fixtures/bad-input/") + c.file) + ":" +
-                               (c.line ? std::to_string(c.line) + ":" : "") + " " + c.what;
+                               (c.line ? std::to_string(c.line) + ":" : "") + (c.column ? std::to_string(c.column) + ":" : "") + " " +
+                               c.what;
     EXPECT_EQ(r.err.substr(0, prefix.size()), prefix) << r.err;
     EXPECT_EQ(r.out, "");
     EXPECT_FALSE(fs::exists(out));

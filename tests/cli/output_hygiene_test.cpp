@@ -106,20 +106,25 @@ TEST(OutputFirst, UnwritableFolderForAnUnprivilegedUser) {
 
 // ---------------------------------------------------------------- JSON errors
 
-TEST(JsonErrors, SaidInDpscopesWordsWithTheirLine) {
+TEST(JsonErrors, SaidInDpscopesWordsWithTheirLineAndColumn) {
   TempDir dir;
   write_text(dir.file("bad.json"), "{\n  \"schema\": \"dpscope.snapshot/v1\",\n  \"node\": x\n}\n");
-  for (const std::vector<std::string>& argv :
-       {std::vector<std::string>{dpscope_bin(), "compare", dir.file("bad.json")},
-        {dpscope_bin(), "check", dir.file("bad.json"), "--expect", "kube-proxy-free"},
-        {dpscope_bin(), "where", "10.0.0.1", dir.file("bad.json")},
-        {dpscope_bin(), "scale", dir.file("bad.json")}}) {
-    auto r = run(argv);
-    EXPECT_EQ(r.exit_code, 2) << argv[1];
-    EXPECT_EQ(r.err.find("json.exception"), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find(dir.file("bad.json") + ":3: invalid JSON: syntax error while parsing value: invalid literal"),
-              std::string::npos)
-        << r.err;
+  // Compressed, the reader counts in the decompressed text.
+  ASSERT_EQ(run({"zstd", "-q", dir.file("bad.json"), "-o", dir.file("bad.json.zst")}).exit_code, 0);
+  for (const std::string file : {dir.file("bad.json"), dir.file("bad.json.zst")}) {
+    for (const std::vector<std::string>& argv :
+         {std::vector<std::string>{dpscope_bin(), "compare", file},
+          {dpscope_bin(), "check", file, "--expect", "kube-proxy-free"},
+          {dpscope_bin(), "where", "10.0.0.1", file},
+          {dpscope_bin(), "scale", file}}) {
+      auto r = run(argv);
+      EXPECT_EQ(r.exit_code, 2) << argv[1];
+      EXPECT_EQ(r.err.find("json.exception"), std::string::npos) << r.err;
+      // Line 3, column 11: the "x" of `  "node": x`.
+      EXPECT_NE(r.err.find(file + ":3:11: invalid JSON: syntax error while parsing value: invalid literal"),
+                std::string::npos)
+          << r.err;
+    }
   }
   // A field of the wrong type.
   json snap = json::parse(read_text(kube_proxy()));
@@ -134,11 +139,18 @@ TEST(JsonErrors, SaidInDpscopesWordsWithTheirLine) {
   auto i = run({dpscope_bin(), "import", "--nft-json", dir.file("nft.json"), "-o", dir.file("out.json")});
   EXPECT_EQ(i.exit_code, 2);
   EXPECT_EQ(i.err.find("json.exception"), std::string::npos) << i.err;
+  EXPECT_NE(i.err.find(dir.file("nft.json") + ":1:26: invalid JSON"), std::string::npos) << i.err;  // the "}"
   write_text(dir.file("prog.json"), "[{\"id\": 1,}]");
   auto b = run({dpscope_bin(), "import", "--bpftool-prog", dir.file("prog.json"), "-o", dir.file("out.json")});
   EXPECT_EQ(b.exit_code, 2);
   EXPECT_EQ(b.err.find("json.exception"), std::string::npos) << b.err;
-  EXPECT_NE(b.err.find(dir.file("prog.json") + ":1:"), std::string::npos) << b.err;
+  EXPECT_NE(b.err.find(dir.file("prog.json") + ":1:11: invalid JSON"), std::string::npos) << b.err;  // the "}"
+  // And verify's intent input.
+  write_text(dir.file("intent.json"), "{\"kind\": \"List\",\n \"items\": [,]}\n");
+  auto v = run({dpscope_bin(), "verify", dir.file("intent.json"), kube_proxy()});
+  EXPECT_EQ(v.exit_code, 2);
+  EXPECT_EQ(v.err.find("json.exception"), std::string::npos) << v.err;
+  EXPECT_NE(v.err.find(dir.file("intent.json") + ":2:12: invalid JSON"), std::string::npos) << v.err;  // the ","
 }
 
 // ---------------------------------------------------------------- import hints

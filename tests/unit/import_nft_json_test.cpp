@@ -105,9 +105,10 @@ TEST(ImportNftJson, EmptyRulesetIsValid) {
 
 TEST(ImportNftJson, ErrorsNameTheLine) {
   EXPECT_EQ(error_of(""), "n.json:1: empty file");
-  EXPECT_EQ(error_of("\n\n{\"nftables\": [}\n").substr(0, 22), "n.json:3: invalid JSON");
-  EXPECT_EQ(error_of("{\"nftables\": [\n{\"table\": {\"family\": \"ip\", \"name\": \"x\"}}\n").substr(0, 22),
-            "n.json:3: invalid JSON");
+  EXPECT_EQ(error_of("\n\n{\"nftables\": [}\n").substr(0, 25), "n.json:3:15: invalid JSON");  // the "}"
+  // Cut short: where the input ended.
+  EXPECT_EQ(error_of("{\"nftables\": [\n{\"table\": {\"family\": \"ip\", \"name\": \"x\"}}\n").substr(0, 24),
+            "n.json:3:1: invalid JSON");
   EXPECT_EQ(error_of("{\"hello\": 1}"),
             "n.json:1: not `nft -j list ruleset` output: expected an object with an \"nftables\" array");
   EXPECT_EQ(error_of("[1, 2]"),

@@ -93,13 +93,14 @@ TEST(ModelJson, RejectsOtherMajorVersion) {
   }
 }
 
-TEST(ModelJson, InvalidJsonNamesTheLine) {
+TEST(ModelJson, InvalidJsonNamesTheLineAndColumn) {
   try {
     from_json_text("{\n \"schema\": \"dpscope.snapshot/v1\",\n oops\n}", "bad.json");
     FAIL();
   } catch (const InputError& e) {
     EXPECT_EQ(e.line(), 3u) << e.what();
-    EXPECT_NE(std::string(e.what()).find("bad.json:3: invalid JSON"), std::string::npos) << e.what();
+    EXPECT_EQ(e.column(), 2u) << e.what();  // the "o" of " oops"
+    EXPECT_NE(std::string(e.what()).find("bad.json:3:2: invalid JSON"), std::string::npos) << e.what();
   }
 }
 

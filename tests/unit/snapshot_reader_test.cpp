@@ -215,14 +215,22 @@ TEST(SnapshotReader, SchemaIsCheckedBeforeChains) {
   EXPECT_NE(what.find("unsupported schema version"), std::string::npos) << what;
 }
 
-TEST(SnapshotReader, SyntaxErrorsNameTheLine) {
+// "LINE:COLUMN" of byte `at` (1-based; the column in bytes), counted here
+// independently of the reader.
+std::string line_column(const std::string& text, size_t at) {
+  const size_t line = 1 + static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+  const size_t newline = text.rfind('\n', at);
+  const size_t column = newline == std::string::npos ? at + 1 : at - newline;
+  return std::to_string(line) + ":" + std::to_string(column);
+}
+
+TEST(SnapshotReader, SyntaxErrorsNameTheLineAndColumn) {
   const std::string text = written(rich());
   std::string broken = text;
   const size_t at = broken.find("\"KUBE-SVC-AAAA\"");
   broken.insert(at, ",");
-  const size_t line = 1 + static_cast<size_t>(std::count(broken.begin(), broken.begin() + static_cast<long>(at), '\n'));
   const std::string what = error_of(broken);
-  EXPECT_NE(what.find("t.json:" + std::to_string(line) + ": invalid JSON"), std::string::npos) << what;
+  EXPECT_NE(what.find("t.json:" + line_column(broken, at) + ": invalid JSON"), std::string::npos) << what;
   EXPECT_NE(error_of(text.substr(0, text.size() / 2)).find("invalid JSON"), std::string::npos);
 }
 
@@ -252,8 +260,7 @@ TEST(SnapshotReader, SkippedRulesStillCountAndKeepErrorLines) {
   std::string broken = text;
   const size_t at = broken.find("\"name\": \"KUBE-SVC-AAAA\"", broken.find("KUBE-SEP-BBBB"));
   broken.insert(at, ",");
-  const size_t line = 1 + static_cast<size_t>(std::count(broken.begin(), broken.begin() + static_cast<long>(at), '\n'));
-  EXPECT_NE(error_of(broken, none).find("t.json:" + std::to_string(line) + ": invalid JSON"), std::string::npos)
+  EXPECT_NE(error_of(broken, none).find("t.json:" + line_column(broken, at) + ": invalid JSON"), std::string::npos)
       << error_of(broken, none);
   // A file cut inside a skipped region is an error, not a short count.
   const size_t cut = text.find("tricky");
