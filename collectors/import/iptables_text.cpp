@@ -367,12 +367,21 @@ class Parser {
  private:
   [[noreturn]] void fail(const std::string& what) const { throw InputError(origin_, line_no_, what); }
 
-  // A "-D" line anywhere (a rule's text cannot start one: it holds no newline).
+  // A line whose command is -D / --delete (blanks before it, as the
+  // tokenizer allows). One scan; only restore input comes this way.
   static bool has_delete_command(std::string_view text) {
-    for (std::string_view start : {"-D ", "--delete "}) {
-      if (starts_with(text, start)) return true;
-      const std::string with_newline = "\n" + std::string(start);
-      if (::memmem(text.data(), text.size(), with_newline.data(), with_newline.size())) return true;
+    for (size_t at = 0; at < text.size();) {
+      while (at < text.size() && (text[at] == ' ' || text[at] == '\t')) ++at;
+      const std::string_view rest = text.substr(at);
+      for (std::string_view command : {"-D", "--delete"}) {
+        if (starts_with(rest, command) && rest.size() > command.size() &&
+            (rest[command.size()] == ' ' || rest[command.size()] == '\t')) {
+          return true;
+        }
+      }
+      const void* nl = std::memchr(text.data() + at, '\n', text.size() - at);
+      if (!nl) break;
+      at = static_cast<size_t>(static_cast<const char*>(nl) - text.data()) + 1;
     }
     return false;
   }

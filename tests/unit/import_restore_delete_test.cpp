@@ -140,6 +140,8 @@ TEST(ImportRestoreDelete, OutOfRangeAndMissingAreRefusedAtTheirLine) {
   EXPECT_EQ(error_of("-F INPUT\n-D INPUT 1\n").rfind("r.txt:6: -D position 1 out of range", 0), 0u);
   EXPECT_EQ(error_of("-N Y\n-A Y -j ACCEPT\n-X Y\n-N Y\n-D Y -j ACCEPT\n").rfind("r.txt:9: -D: no rule in chain 'Y'", 0), 0u);
   EXPECT_EQ(error_of("-D INPUT 1\n-D INPUT -j ACCEPT\n"), "");  // valid: leaves nothing
+  // Blanks around the command are blanks, as iptables-restore splits words.
+  EXPECT_EQ(error_of("  -D\tINPUT\t2\n\t--delete INPUT -j DROP\n"), "");
 }
 
 TEST(ImportRestoreDelete, ManyDeletesGiveTheRightState) {
