@@ -159,7 +159,7 @@ TEST(ImportRestoreDelete, ManyDeletesGiveTheRightState) {
   ASSERT_EQ(input.rules.size(), 10u);
   EXPECT_EQ(input.rules.front().match.comment, "c29990");
   EXPECT_EQ(input.rules.back().match.comment, "c29999");
-  const auto& output = tables[0].chains.at(2);
+  const auto& output = tables[0].chains.at(1);
   ASSERT_EQ(output.name, "OUTPUT");
   ASSERT_EQ(output.rules.size(), 2u);
   EXPECT_EQ(output.rules[0].match.comment, "mid");  // the equal rules before it went first
