@@ -253,7 +253,9 @@ NodeVerification verify_node(const IntentIndex& intent, const model::Snapshot& s
   // What could not be read is named, never taken as "not programmed".
   const NodeAnalysis a = analyze(s);
   auto gap = [&](const Availability& av, const std::string& what) {
-    if (av.collected && !av.complete()) nv.not_verified.push_back(what + ": " + av.gap());
+    // A section listed unavailable (not read at all, e.g. no CAP_NET_ADMIN) is a gap as much
+    // as a partly read one: another dataplane on the node could be programmed there.
+    if (av.unavailable || (av.collected && !av.complete())) nv.not_verified.push_back(what + ": " + av.gap());
   };
   gap(a.netfilter.availability, "netfilter");
   gap(a.ebpf.services_av, "eBPF service maps");

@@ -57,8 +57,10 @@ class ItemReader {
     const json* v = member(j, at, key);
     if (!v) return std::nullopt;
     if (!v->is_number_integer()) fail(at + "/" + key, "expected a port number, got " + std::string(v->type_name()));
-    int64_t p = v->get<int64_t>();
-    if (p < (zero_ok ? 0 : 1) || p > 65535) fail(at + "/" + key, "port " + std::to_string(p) + " out of range 1-65535");
+    // An unsigned above INT64_MAX read as int64_t would turn negative: compare as written.
+    const bool too_big = v->is_number_unsigned() && v->get<uint64_t>() > 65535;
+    const int64_t p = too_big ? 65536 : v->get<int64_t>();
+    if (p < (zero_ok ? 0 : 1) || p > 65535) fail(at + "/" + key, "port " + v->dump() + " out of range 1-65535");
     return static_cast<uint16_t>(p);
   }
   std::vector<std::string> strings(const json& j, const std::string& at, const char* key) const {
@@ -141,7 +143,7 @@ IntentService read_service(const json& item, const ItemReader& r) {
       sp.port = *port;
       if (const json* tp = r.member(p, at, "targetPort")) {
         if (tp->is_string()) sp.target_port = tp->get<std::string>();
-        else if (tp->is_number_integer()) sp.target_port = std::to_string(tp->get<int64_t>());
+        else if (tp->is_number_integer()) sp.target_port = std::to_string(*r.port(p, at, "targetPort"));
         else r.fail(at + "/targetPort", "expected a number or a port name");
       }
       sp.node_port = r.port(p, at, "nodePort", true).value_or(0);
@@ -268,12 +270,25 @@ void parse_intent(const std::string& text, const std::string& origin, Intent& in
     }
     return true;
   };
+  // The callback parser has no depth bound of its own (json_input.h says why one is needed).
+  if (const size_t deep = offset_beyond_depth(text); deep != std::string::npos) {
+    throw InputError(origin, position_of_offset(text, deep).line, too_deep_message());
+  }
   json root;
   try {
     root = json::parse(text, callback);
   } catch (const json::parse_error& e) {
     const TextPosition at = position_of_offset(text, e.byte == 0 ? 0 : e.byte - 1);
     throw InputError(origin, at.line, at.column, "invalid JSON: " + json_error_text(e.what()));
+  } catch (const json::out_of_range& e) {
+    if (e.id != 406) throw;
+    // "number overflow parsing '1e999'": the callback parser keeps no offset, so the
+    // line is that of the number's first occurrence.
+    const std::string what = e.what();
+    const size_t open = what.find('\''), close = what.rfind('\'');
+    const std::string number = open != std::string::npos && close > open ? what.substr(open + 1, close - open - 1) : "";
+    const size_t at = number.empty() ? 0 : text.find(number);
+    throw InputError(origin, position_of_offset(text, at == std::string::npos ? 0 : at).line, "number out of range: " + number);
   }
   if (!root.is_object()) throw InputError(origin, 0, "expected a JSON object (kubectl get ... -o json)");
   std::string kind = root.contains("kind") && root["kind"].is_string() ? root["kind"].get<std::string>() : "";

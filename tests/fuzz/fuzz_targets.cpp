@@ -13,6 +13,7 @@
 
 #include "collectors/import/bpftool.h"
 #include "collectors/import/import.h"
+#include "model/intent.h"
 #include "model/json.h"
 #include "util/error.h"
 
@@ -60,6 +61,12 @@ void bpftool_net(std::string_view text) {
 }
 void bpftool_map_dump(std::string_view text) {
   refused([&] { importer::parse_bpftool_map_dump(text, "fuzz"); });
+}
+
+// The cluster's intent (verify --intent): a kubectl List or one object.
+void intent(std::string_view text) {
+  model::Intent into;
+  refused([&] { model::parse_intent(std::string(text), "fuzz", into); });
 }
 
 // Both loaders, and the promise between them: text that is not JSON is

@@ -4,8 +4,11 @@
 // that is not a GET/dump (no NEW/DEL/RESET, no batch), any *_SO_SET_*
 // socket option (iptables, ip6tables, arptables, IPVS) and any bpf() command
 // outside the read family. Then 100 snapshots must leave what the standard
-// tools print about the namespace byte-identical.
+// tools print about the namespace byte-identical, and `nft monitor` in the
+// namespace must see no event (and then see the one the test makes).
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <regex>
 #include <set>
@@ -107,6 +110,32 @@ TEST_F(ReadOnlyAudit, SnapshotSendsOnlyReads) {
   RecordProperty("netlink_types", types);
 }
 
+// `nft monitor` in the namespace, in the background: every nf_tables event
+// (new/deleted table, chain, rule, set, element; counter resets) it prints.
+class NftMonitor {
+ public:
+  NftMonitor(const Netns& ns, const std::string& log) : log_(log) {
+    // `ip netns exec` execs nft, so the pid printed is the monitor's own.
+    pid_ = std::stoi(ns.sh("nft monitor > '" + log + "' 2>&1 & echo $!"));
+  }
+  ~NftMonitor() {
+    if (pid_ > 0) kill(pid_, SIGTERM);
+  }
+  std::string events() const { return read_text(log_); }
+  // Waits up to `seconds` for `text` in the monitor's output.
+  bool saw(const std::string& text, int seconds) const {
+    for (int i = 0; i < seconds * 10; ++i) {
+      if (events().find(text) != std::string::npos) return true;
+      usleep(100 * 1000);
+    }
+    return false;
+  }
+
+ private:
+  std::string log_;
+  pid_t pid_ = -1;
+};
+
 TEST_F(ReadOnlyAudit, HundredSnapshotsLeaveTheToolsOutputByteIdentical) {
   bpffix::Scenario sc;
   load_state(sc);
@@ -115,12 +144,19 @@ TEST_F(ReadOnlyAudit, HundredSnapshotsLeaveTheToolsOutputByteIdentical) {
   const std::string maps_before = run({"bpftool", "-j", "map", "dump", "pinned", sc.globals + "/cilium_lb4_services_v2"}).out;
   ASSERT_NE(before.find("dps-audit"), std::string::npos);
   TempDir dir;
+  NftMonitor monitor(sc.ns, dir.file("monitor.log"));
+  usleep(500 * 1000);  // the monitor subscribes to the nf_tables events after it starts
   for (int i = 0; i < 100; ++i) {
     auto r = run(sc.ns.exec({dpscope_bin(), "snapshot", "-q", "-o", dir.file("s.json")}));
     ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << i << ": " << r.err;
   }
   EXPECT_EQ(state_of(sc.ns), before);
   EXPECT_EQ(run({"bpftool", "-j", "map", "dump", "pinned", sc.globals + "/cilium_lb4_services_v2"}).out, maps_before);
+  usleep(500 * 1000);  // events still in flight from the last snapshot
+  EXPECT_EQ(monitor.events(), "") << "nft monitor saw events during 100 snapshots";
+  // The monitor was live: a change the test makes now is seen.
+  sc.ns.sh("nft add table inet dps-monitor-probe");
+  EXPECT_TRUE(monitor.saw("dps-monitor-probe", 10)) << "nft monitor printed: " << monitor.events();
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "collectors/import/bpftool.h"
 #include "collectors/import/import.h"
+#include "model/intent.h"
 #include "model/json.h"
 #include "model/json_input.h"
 #include "model/output_file.h"
@@ -52,6 +53,10 @@ std::vector<std::pair<std::string, std::function<void(const std::string&)>>> jso
       {"nft-json", [](const std::string& t) { importer::parse_nft_json(t, "in.json"); }},
       {"snapshot (full)", [](const std::string& t) { model::from_json_text(t, "in.json", kFull); }},
       {"snapshot (lean)", [](const std::string& t) { model::from_json_text(t, "in.json", kLean); }},
+      {"intent", [](const std::string& t) {
+         model::Intent into;
+         model::parse_intent(t, "in.json", into);
+       }},
   };
 }
 
@@ -110,6 +115,22 @@ TEST(Hardening, NumberOutOfRangeIsBadInputInEveryJsonInput) {
     }
   }
   EXPECT_EQ(refusal([] { importer::parse_bpftool_progs("\n\n[1e999]", "in.json"); }).substr(0, 10), "in.json:3:");
+}
+
+// Found by fuzz_intent: a port above INT64_MAX was read as a negative number.
+TEST(Hardening, IntentNumbersBeyondInt64AreOutOfRangeAsWritten) {
+  const std::string service = R"({"kind":"Service","metadata":{"name":"a"},"spec":{"ports":[{"port":18446744073709551615}]}})";
+  model::Intent into;
+  const std::string what = refusal([&] { model::parse_intent(service, "in.json", into); });
+  EXPECT_NE(what.find("/spec/ports/0/port: port 18446744073709551615 out of range 1-65535"), std::string::npos) << what;
+  const std::string target = R"({"kind":"Service","metadata":{"name":"a"},"spec":{"ports":[{"port":80,"targetPort":18446744073709551615}]}})";
+  EXPECT_NE(refusal([&] { model::parse_intent(target, "in.json", into); })
+                .find("/spec/ports/0/targetPort: port 18446744073709551615 out of range 1-65535"),
+            std::string::npos);
+  // The fuzzer's input: -1e400 ahead of the object (json::out_of_range escaped, exit 4).
+  const std::string found = read_text(source_path("tests/fuzz/regressions/intent/number-overflow-1e400.json"));
+  EXPECT_NE(refusal([&] { model::parse_intent(found, "in.json", into); }).find("in.json:1: number out of range: -1e400"),
+            std::string::npos);
 }
 
 // ---- case 3: a region the lean loader skipped was not checked as JSON.
