@@ -108,8 +108,10 @@ TEST(CiliumLb, DecodesFrontendsBackendsWildcardsAndSurrogates) {
   EXPECT_EQ(s.wildcard_skipped, 1u);
   ASSERT_EQ(s.frontends.size(), 6u);
   // Sorted by (address, port, protocol, scope).
-  EXPECT_EQ(s.frontends[0], (model::LbFrontend{"0.0.0.0", 30080, "tcp", "NodePort", "internal", 1, 0x0102, true}));
-  EXPECT_EQ(s.frontends[1], (model::LbFrontend{"10.96.0.10", 53, "udp", "ClusterIP", "external", 2, 7, false}));
+  // Each frontend names the backend in each of its slots (slot 1, 2 -> backend 1, 2).
+  EXPECT_EQ(s.frontends[0], (model::LbFrontend{"0.0.0.0", 30080, "tcp", "NodePort", "internal", 1, 0x0102, true, {1}}));
+  EXPECT_EQ(s.frontends[1], (model::LbFrontend{"10.96.0.10", 53, "udp", "ClusterIP", "external", 2, 7, false, {1, 2}}));
+  EXPECT_TRUE(s.backends_linked);
   EXPECT_EQ(s.frontends[2].type, "LocalRedirect");
   EXPECT_EQ(s.frontends[3], (model::LbFrontend{"172.18.0.5", 443, "tcp", "LoadBalancer", "external", 0, 9, false}));
   EXPECT_EQ(s.frontends[4].type, "HostPort");
