@@ -73,7 +73,7 @@ std::vector<Service> make_cluster(int n) {
       s.node_port = static_cast<uint16_t>(31000 + i / 25);
       s.lb_ips.push_back(ip4(5, i + 1));
     }
-    if (i % 30 == 2) s.external_ips.push_back(ip4(198, 51 * 65536 + 100 * 256 + i % 250 + 1));
+    if (i % 30 == 2) s.external_ips.push_back(ip4(198, 51 * 65536 + 100 * 256 + i + 1));  // unique per Service
     s.etp_local = s.external() && i % 4 == 0;
     s.itp_local = i % 40 == 3;
     const int kind = i % 17;  // 5: no endpoints; 7: terminating only; 9: none on this node
@@ -102,7 +102,8 @@ json intent_of(const std::vector<Service>& cluster) {
                  {"ports", {port}},
                  {"sessionAffinity", "None"},
                  {"internalTrafficPolicy", s.itp_local ? "Local" : "Cluster"}};
-    if (s.type != "ClusterIP") spec["externalTrafficPolicy"] = s.etp_local ? "Local" : "Cluster";
+    // Written for every Service with an external frontend (externalIPs on a ClusterIP too).
+    if (s.external()) spec["externalTrafficPolicy"] = s.etp_local ? "Local" : "Cluster";
     if (!s.external_ips.empty()) spec["externalIPs"] = s.external_ips;
     json ingress = json::array();
     for (const auto& ip : s.lb_ips) ingress.push_back({{"ip", ip}, {"ipMode", "VIP"}});
