@@ -4,7 +4,9 @@
 # against the kube-proxy iptables node programmed from it
 # (fixtures/scenarios/gen-kube-proxy.sh, imported), then against a folder of 50
 # such nodes (hard links of that snapshot: each is read and verified in full).
-# Median wall time and peak RSS (/usr/bin/time -f '%e %M') over BENCH_RUNS runs.
+# Median wall time, CPU seconds (user + sys) and peak RSS (/usr/bin/time) over
+# BENCH_RUNS runs, with `dpscope compare node.json node.json` timed in the same
+# run (the ratio holds on a loaded machine) and the load average before each.
 #
 #   bench/verify.sh [BUILD_DIR]        BENCH_SERVICES=20000 BENCH_NODES=50 BENCH_RUNS=3
 set -eu
@@ -27,24 +29,30 @@ mkdir "$work/cluster"
 i=0
 while [ "$i" -lt "$nodes" ]; do ln "$work/node.json" "$work/cluster/node-$(printf %02d "$i").json"; i=$((i + 1)); done
 
+# Prints "wall cpu peak_kb load": the run of median wall time, the largest peak RSS.
 median_of() {
   : > "$work/t"
   k=0
   while [ "$k" -lt "$runs" ]; do
+    load=$(cut -d' ' -f1 /proc/loadavg)
     # verify exits 1 on findings; the check below insists on 0.
-    /usr/bin/time -a -o "$work/t" -f '%e %M' "$@" > "$work/out" || { echo "bench/verify.sh: $* failed" >&2; cat "$work/out" >&2; exit 1; }
+    /usr/bin/time -o "$work/t1" -f '%e %U %S %M' "$@" > "$work/out" || { echo "bench/verify.sh: $* failed" >&2; cat "$work/out" >&2; exit 1; }
+    echo "$(cat "$work/t1") $load" >> "$work/t"
     k=$((k + 1))
   done
-  sort -n "$work/t" | awk -v n="$runs" '{ w[NR] = $1; if ($2 > m) m = $2 } END { printf "%s %d\n", w[int((n + 1) / 2)], m }'
+  sort -n "$work/t" | awk -v n="$runs" '{ w[NR] = $1; c[NR] = $2 + $3; l[NR] = $5; if ($4 > m) m = $4 }
+    END { i = int((n + 1) / 2); printf "%s %.2f %d %s\n", w[i], c[i], m, l[i] }'
 }
 endpoints=$(grep -o '"addresses"' "$work/intent.json" | wc -l)
 rules=$(grep -c '^-A' "$work/node.txt")
 echo "intent: $services Services, $endpoints endpoints, $(wc -c < "$work/intent.json") bytes; node: $rules rules, snapshot $(wc -c < "$work/node.json") bytes"
 echo
-echo "| run | wall (median of $runs) | peak RSS |"
-echo "|---|---|---|"
+echo "| run | wall (median of $runs) | CPU user+sys | peak RSS | load average before |"
+echo "|---|---|---|---|---|"
 set -- $(median_of "$dpscope" verify "$work/intent.json" "$work/node.json" --format json -o "$work/v1.json")
-echo "| \`dpscope verify intent.json node.json\` (1 node) | $1 s | $(($2 / 1024)) MB |"
+echo "| \`dpscope verify intent.json node.json\` (1 node) | $1 s | $2 s | $(($3 / 1024)) MB | $4 |"
+set -- $(median_of "$dpscope" compare "$work/node.json" "$work/node.json" --format json -o "$work/c1.json")
+echo "| \`dpscope compare node.json node.json\` (the same run, for the ratio) | $1 s | $2 s | $(($3 / 1024)) MB | $4 |"
 set -- $(median_of "$dpscope" verify "$work/intent.json" "$work/cluster" --format json -o "$work/v50.json")
-echo "| \`dpscope verify intent.json cluster/\` ($nodes nodes) | $1 s | $(($2 / 1024)) MB |"
+echo "| \`dpscope verify intent.json cluster/\` ($nodes nodes) | $1 s | $2 s | $(($3 / 1024)) MB | $4 |"
 python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('findings (50 nodes):', r['summary']['findings'], '; ok:', r['ok'])" "$work/v50.json" 2>/dev/null || true

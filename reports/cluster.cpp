@@ -111,11 +111,14 @@ void skip_foreign_or_rethrow(const std::string& path, const Warn& warn) {
   }
 }
 
-ClusterInput load_cluster(const std::string& dir, const std::string& label, const Warn& warn) {
+ClusterInput load_cluster(const std::string& dir, const std::string& label, const Warn& warn,
+                          const analysis::IntentIndex* intent) {
   ClusterInput c;
   c.dir = dir;
   std::vector<std::string> files = cluster_files(dir);
   std::vector<AnalyzedInput> nodes(files.size());
+  std::vector<analysis::NodeVerification> verified(intent ? files.size() : 0);
+  const auto detail = intent ? analysis::verify_rule_detail : analysis::rule_detail_for;
   std::vector<std::exception_ptr> errors(files.size());
   std::vector<std::vector<std::string>> warnings(files.size());  // the readers', said in folder order
   std::atomic<size_t> next{0};
@@ -123,8 +126,9 @@ ClusterInput load_cluster(const std::string& dir, const std::string& label, cons
     for (size_t i; (i = next++) < files.size();) {
       try {
         auto collect = [&warnings, i](const std::string& w) { warnings[i].push_back(w); };
-        const model::Snapshot s = model::load_snapshot(files[i], {analysis::rule_detail_for, collect});
+        const model::Snapshot s = model::load_snapshot(files[i], {detail, collect});
         nodes[i] = analyze_input({"", files[i], &s});
+        if (intent) verified[i] = analysis::verify_node(*intent, s, analysis::node_name_of(s, files[i]), files[i]);
       } catch (...) {
         errors[i] = std::current_exception();
       }
@@ -150,6 +154,7 @@ ClusterInput load_cluster(const std::string& dir, const std::string& label, cons
     }
     c.files.push_back(files[i]);
     c.nodes.push_back(std::move(nodes[i]));
+    if (intent) c.verified.push_back(std::move(verified[i]));
   }
   if (c.files.empty()) {
     throw InputError(dir, 0, "no node snapshots in this folder: its " + std::to_string(files.size()) +

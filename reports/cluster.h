@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/verify.h"
 #include "reports/comparison.h"
 
 namespace dpscope::reports {
@@ -17,6 +18,9 @@ struct ClusterInput {
   std::string dir;
   std::vector<std::string> files;             // node snapshot files, sorted
   std::vector<AnalyzedInput> nodes;           // same order: each snapshot analysed as it is read
+  // Same order, when load_cluster was given an intent (compare --intent): each
+  // node verified against it as it is read.
+  std::vector<analysis::NodeVerification> verified;
 };
 
 using Warn = std::function<void(const std::string&)>;
@@ -41,7 +45,10 @@ void skip_foreign_or_rethrow(const std::string& path, const Warn& warn);
 // analysed and dropped right after it is read (memory is the analyses, not
 // the snapshots). A file that is not a node snapshot at all (is_foreign_file)
 // is skipped with a warning; a folder left with no snapshot is an InputError.
-ClusterInput load_cluster(const std::string& dir, const std::string& label, const Warn& warn = {});
+// With `intent`, each snapshot is also verified against it (and read with the
+// rules verify needs).
+ClusterInput load_cluster(const std::string& dir, const std::string& label, const Warn& warn = {},
+                          const analysis::IntentIndex* intent = nullptr);
 
 Comparison compare_clusters(const std::vector<ClusterInput>& clusters);
 

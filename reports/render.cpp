@@ -23,6 +23,7 @@ const char* kSectionTitles[][2] = {
     {"nftables", "kube-proxy nftables mode"},
     {"ebpf", "eBPF"},
     {"resident", "Resident cost: agent memory and eBPF kernel memory"},
+    {"intent", "Intent vs datapath (dpscope verify summary)"},
 };
 
 }  // namespace

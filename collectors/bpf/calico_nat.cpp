@@ -134,6 +134,7 @@ std::vector<model::LbServices> decode(const std::vector<DumpedMap>& maps) {
     model::LbServices s;
     s.dataplane = "calico";
     s.layout = kLayout;
+    s.backends_linked = true;  // a backend's key holds its frontend's service id
     std::map<Role, const DumpedMap*> by_role;
     std::vector<std::string> problems;
     for (const auto& [spec, dm] : members) {

@@ -159,6 +159,19 @@ struct SlotTally {
 
 void decode_services(const DumpedMap& dm, bool v6, model::LbServices& out, SlotTally& tally) {
   const size_t alen = v6 ? 16 : 4;
+  // The frontend key with its backend_slot zeroed: its master entry's key.
+  auto master_key = [&](const uint8_t* k) {
+    std::string key(reinterpret_cast<const char*>(k), dm.meta.key_size);
+    key[alen + 2] = key[alen + 3] = 0;
+    return key;
+  };
+  // Slot entries (backend_slot 1..count+qcount) hold the backend id of each slot.
+  std::map<std::string, std::map<uint16_t, uint32_t>> slots;
+  for (size_t i = 0; i < dm.entries.count; ++i) {
+    const uint8_t* k = dm.entries.key(i);
+    const uint16_t slot = host16(k + alen + 2);
+    if (slot != 0) slots[master_key(k)][slot] = host32(dm.entries.value(i));
+  }
   out.frontends.reserve(out.frontends.size() + dm.entries.count / 2);
   for (size_t i = 0; i < dm.entries.count; ++i) {
     const uint8_t* k = dm.entries.key(i);
@@ -190,6 +203,13 @@ void decode_services(const DumpedMap& dm, bool v6, model::LbServices& out, SlotT
     f.service_id = be16(v + 6);
     // NodePort/HostPort surrogate: the 0.0.0.0:port ([::]:port) frontend.
     f.surrogate = is_zero(k, alen);
+    // bpf/lib/lb.h picks slot 1..count (then the quarantined ones): its backend ids, 0 where a slot is missing.
+    f.backend_ids.assign(f.backends, 0);
+    if (auto it = slots.find(master_key(k)); it != slots.end()) {
+      for (const auto& [n, id] : it->second) {
+        if (n <= f.backends) f.backend_ids[n - 1] = id;
+      }
+    }
     tally.referenced += f.backends;
     out.frontends.push_back(std::move(f));
   }
@@ -228,6 +248,7 @@ std::vector<model::LbServices> decode(const std::vector<DumpedMap>& maps) {
     model::LbServices s;
     s.dataplane = "cilium";
     s.layout = kLayout;
+    s.backends_linked = true;
     std::map<Role, const DumpedMap*> by_role;
     std::vector<std::string> problems;
     for (const auto& [spec, dm] : members) {

@@ -485,6 +485,15 @@ std::vector<FrontendProgramming> frontends_of(const model::Snapshot& s) {
   }
   for (const auto& svc : s.ebpf.services) {
     if (!svc.decoded) continue;
+    // Backend addresses: Cilium by the id in each slot, Calico by service id.
+    std::unordered_map<uint32_t, std::string> cilium_backend;
+    std::unordered_map<uint32_t, std::vector<std::string>> calico_backends;
+    for (const auto& b : svc.backends) {
+      const bool v6 = b.address.find(':') != std::string::npos;
+      std::string ep = (v6 ? "[" + b.address + "]" : b.address) + ":" + std::to_string(b.port);
+      if (svc.dataplane == "calico") calico_backends[b.id].push_back(std::move(ep));
+      else cilium_backend.emplace(b.id, std::move(ep));
+    }
     for (const auto& fe : svc.frontends) {
       FrontendProgramming f;
       f.dataplane = svc.dataplane;
@@ -496,8 +505,17 @@ std::vector<FrontendProgramming> frontends_of(const model::Snapshot& s) {
       f.port = fe.port;
       f.protocol = fe.protocol;
       f.action = fe.backends > 0 ? "forward" : "reject";
-      f.endpoints_known = false;
       f.endpoint_count = fe.backends;
+      f.endpoints_known = svc.backends_linked;
+      if (svc.backends_linked && svc.dataplane == "calico") {
+        if (auto it = calico_backends.find(fe.service_id); it != calico_backends.end()) f.endpoints = it->second;
+      } else if (svc.backends_linked) {
+        for (uint32_t id : fe.backend_ids) {
+          auto it = cilium_backend.find(id);
+          f.endpoints.push_back(it != cilium_backend.end() ? it->second : "(missing backend " + std::to_string(id) + ")");
+        }
+      }
+      sort_unique(f.endpoints);
       f.where = svc.dataplane + " service " + std::to_string(fe.service_id);
       out.push_back(std::move(f));
     }

@@ -1,6 +1,7 @@
 #include "analysis/verify.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -180,6 +181,12 @@ std::vector<ExpectedFrontend> IntentIndex::expected_for(const std::string& node)
 
 // ---------------------------------------------------------------- comparison
 
+std::string node_name_of(const model::Snapshot& s, const std::string& path) {
+  if (!s.node.name.empty()) return s.node.name;
+  const std::string file = std::filesystem::path(path).filename().string();
+  return file.substr(0, file.find('.'));
+}
+
 model::RuleDetail verify_rule_detail(std::string_view chain) {
   return std::max(frontend_rule_detail(chain), rule_detail_for(chain));
 }
@@ -319,7 +326,12 @@ NodeVerification verify_node(const IntentIndex& intent, const model::Snapshot& s
       const FrontendProgramming& p = *mine[it->second];
       const std::string fe = describe(e.key(), e.kind);
       size_t before = found.size();
-      if (p.action != e.action) {
+      // An eBPF service entry without backends does not say whether its
+      // traffic is rejected or dropped (the agent's setting decides): both
+      // are "no endpoints" there.
+      const bool ebpf = plane == "cilium" || plane == "calico";
+      const bool same_action = p.action == e.action || (ebpf && p.action != "forward" && e.action != "forward");
+      if (!same_action) {
         found.push_back({"wrong-action", node_name, plane, e.service, fe, "",
                          e.action + (e.action == "forward" ? " to " + join_or_none(e.endpoints) : ""),
                          p.action, p.where});

@@ -95,6 +95,10 @@ struct NodeVerification {
 NodeVerification verify_node(const IntentIndex& intent, const model::Snapshot& s, const std::string& node_name,
                              const std::string& source);
 
+// The node name the Local policies are evaluated for: the snapshot's, else
+// the file name up to its first dot.
+std::string node_name_of(const model::Snapshot& s, const std::string& path);
+
 // The chains verify_node reads (model::LoadOptions::rule_detail).
 model::RuleDetail verify_rule_detail(std::string_view chain);
 

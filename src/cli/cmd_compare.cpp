@@ -11,9 +11,12 @@
 #include "cli/output_check.h"
 #include "cli/report_output.h"
 #include "analysis/analysis.h"
+#include "analysis/verify.h"
+#include "model/intent.h"
 #include "model/json.h"
 #include "reports/cluster.h"
 #include "reports/comparison.h"
+#include "reports/intent_rows.h"
 #include "reports/render.h"
 #include "reports/scale_report.h"
 #include "reports/services_view.h"
@@ -30,6 +33,7 @@ struct CompareArgs {
   std::string format = "text";
   std::string output;
   bool services = false;
+  std::vector<std::string> intent;  // --intent: verify every side against these
   std::string color = "auto";
   std::optional<size_t> width;
 };
@@ -60,6 +64,14 @@ int run_compare(const CompareArgs& a) {
     throw UsageError(std::string("compare: ") + e.what());
   }
   check_output_destination("-o", a.output);
+  if (a.services && !a.intent.empty()) throw UsageError("compare: --intent adds rows to the report, not to --services");
+  // The intent is read first: its errors explain every side's.
+  model::Intent intent;
+  std::unique_ptr<analysis::IntentIndex> index;
+  if (!a.intent.empty()) {
+    intent = model::load_intent(a.intent);
+    index = std::make_unique<analysis::IntentIndex>(intent);
+  }
   // Folders are clusters: every argument must then be a folder.
   size_t dirs = 0;
   for (const auto& p : a.inputs) dirs += std::filesystem::is_directory(p) ? 1 : 0;
@@ -68,13 +80,21 @@ int run_compare(const CompareArgs& a) {
     if (a.services) throw UsageError("compare: --services compares nodes, not cluster folders");
     std::vector<reports::ClusterInput> clusters;
     for (size_t i = 0; i < a.inputs.size(); ++i) {
-      clusters.push_back(reports::load_cluster(a.inputs[i], i < a.labels.size() ? a.labels[i] : "", warn_on_stderr));
+      clusters.push_back(
+          reports::load_cluster(a.inputs[i], i < a.labels.size() ? a.labels[i] : "", warn_on_stderr, index.get()));
     }
-    std::string text = reports::render(reports::compare_clusters(clusters), format, text_options(a, format));
+    reports::Comparison cmp = reports::compare_clusters(clusters);
+    if (index) {
+      std::vector<analysis::ClusterVerification> per_side;
+      for (auto& c : clusters) per_side.push_back(analysis::summarize(*index, std::move(c.verified)));
+      reports::add_intent_rows(cmp, per_side);
+    }
+    std::string text = reports::render(cmp, format, text_options(a, format));
     write_report(a.output, text);
     return kExitOk;
   }
-  std::vector<model::Snapshot> snaps = model::load_snapshots(a.inputs, {analysis::rule_detail_for, warn_on_stderr});
+  std::vector<model::Snapshot> snaps = model::load_snapshots(
+      a.inputs, {index ? analysis::verify_rule_detail : analysis::rule_detail_for, warn_on_stderr});
   std::vector<reports::SideInput> sides;
   for (size_t i = 0; i < snaps.size(); ++i) {
     sides.push_back({i < a.labels.size() ? a.labels[i] : "", a.inputs[i], &snaps[i]});
@@ -87,6 +107,14 @@ int run_compare(const CompareArgs& a) {
   reports::Comparison cmp = reports::compare(sides);
   // The scale projection is drawn only on the HTML page; the other formats skip the fit.
   if (format == reports::Format::Html) reports::add_scale(cmp, sides);
+  if (index) {
+    std::vector<analysis::ClusterVerification> per_side;
+    for (size_t i = 0; i < snaps.size(); ++i) {
+      per_side.push_back(analysis::summarize(
+          *index, {analysis::verify_node(*index, snaps[i], analysis::node_name_of(snaps[i], a.inputs[i]), a.inputs[i])}));
+    }
+    reports::add_intent_rows(cmp, per_side);
+  }
   std::string text = reports::render(cmp, format, text_options(a, format));
   write_report(a.output, text);
   return kExitOk;
@@ -107,6 +135,10 @@ void add_compare(CLI::App* sub, Runner& run, CLI::App&) {
   sub->add_flag("--services", args->services,
                 "per-Service view: each service port's rules and chains (iptables, nftables) and its frontend and "
                 "backends (eBPF) on each side");
+  sub->add_option("--intent", args->intent,
+                  "the cluster's Services and EndpointSlices (kubectl get services,endpointslices -A -o json; "
+                  "repeatable): adds each side's dpscope verify summary as rows")
+      ->type_name("FILE");
   add_output_option(sub, args->output, "write the report to FILE (atomically) instead of stdout");
   add_color_option(sub, args->color);
   add_width_option(sub, args->width);

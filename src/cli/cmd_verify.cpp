@@ -55,12 +55,6 @@ std::vector<std::string> expand(const std::vector<std::string>& inputs) {
   return out;
 }
 
-std::string node_name_of(const model::Snapshot& s, const std::string& path) {
-  if (!s.node.name.empty()) return s.node.name;
-  std::string stem = fs::path(path).filename().string();
-  return stem.substr(0, stem.find('.'));
-}
-
 int run_verify(const VerifyArgs& a) {
   if (a.positional.size() < 2 && !(a.more_intent.size() && a.positional.size() >= 1)) {
     throw UsageError("verify: expected an intent file and at least one node snapshot or folder");
@@ -104,7 +98,7 @@ int run_verify(const VerifyArgs& a) {
     for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
       try {
         const model::Snapshot s = model::load_snapshot(paths[i], {analysis::verify_rule_detail, warn_on_stderr});
-        const std::string name = a.node.empty() ? node_name_of(s, paths[i]) : a.node;
+        const std::string name = a.node.empty() ? analysis::node_name_of(s, paths[i]) : a.node;
         intent_ready.get();
         results[i] = analysis::verify_node(*index, s, name, paths[i]);
       } catch (...) {

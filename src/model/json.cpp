@@ -179,6 +179,7 @@ json ebpf_json(const Ebpf& e) {
                      {"backends", f.backends},
                      {"service_id", f.service_id},
                      {"surrogate", f.surrogate}});
+      if (s.backends_linked && !f.backend_ids.empty()) fes.back()["backend_ids"] = f.backend_ids;
     }
     json bes = json::array();
     for (const auto& b : s.backends) {
@@ -188,14 +189,17 @@ json ebpf_json(const Ebpf& e) {
                      {"protocol", b.protocol},
                      {"state", b.state}});
     }
-    services.push_back({{"dataplane", s.dataplane},
+    json entry = {{"dataplane", s.dataplane},
                         {"layout", s.layout},
                         {"maps", s.maps},
                         {"decoded", s.decoded},
                         {"note", s.note},
                         {"wildcard_skipped", s.wildcard_skipped},
                         {"frontends", std::move(fes)},
-                        {"backends", std::move(bes)}});
+                        {"backends", std::move(bes)}};
+    // Only when linked: snapshots of imports and older files keep their bytes.
+    if (s.backends_linked) entry["backends_linked"] = true;
+    services.push_back(std::move(entry));
   }
   return {{"collected", e.collected},     {"programs", std::move(progs)},
           {"maps", std::move(maps)},      {"links", std::move(links)},
@@ -459,6 +463,7 @@ Ebpf read_ebpf(const Reader& r) {
       x.decoded = s.bool_or("decoded", true);
       x.note = s.str_or("note");
       x.wildcard_skipped = s.num_or<uint64_t>("wildcard_skipped", 0);
+      x.backends_linked = s.bool_or("backends_linked", false);
       if (s.has("frontends")) {
         for (const auto& f : s.at("frontends").items()) {
           LbFrontend y;
@@ -470,6 +475,7 @@ Ebpf read_ebpf(const Reader& r) {
           y.backends = f.num_or<uint32_t>("backends", 0);
           y.service_id = f.num_or<uint32_t>("service_id", 0);
           y.surrogate = f.bool_or("surrogate", false);
+          y.backend_ids = f.nums_or<uint32_t>("backend_ids");
           x.frontends.push_back(std::move(y));
         }
       }

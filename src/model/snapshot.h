@@ -220,6 +220,10 @@ struct LbFrontend {
   uint32_t backends = 0;
   uint32_t service_id = 0;   // rev-NAT id (Cilium) / service id (Calico)
   bool surrogate = false;    // NodePort surrogate (0.0.0.0 / node IP expansion)
+  // Cilium: the LbBackend::id in each backend slot 1..backends, in slot order
+  // (0 where the slot entry is missing). Empty when not linked (Calico: its
+  // backends carry their frontend's service_id; snapshots before the link).
+  std::vector<uint32_t> backend_ids;
   bool operator==(const LbFrontend&) const = default;
 };
 
@@ -240,6 +244,9 @@ struct LbServices {
   bool decoded = true;             // false: sizes did not match a known layout
   std::string note;                // why not decoded
   uint64_t wildcard_skipped = 0;
+  // Frontends name their backends: Cilium's LbFrontend::backend_ids, Calico's
+  // LbBackend::id == service_id. False in snapshots written before the link.
+  bool backends_linked = false;
   std::vector<LbFrontend> frontends;
   std::vector<LbBackend> backends;
   bool operator==(const LbServices&) const = default;

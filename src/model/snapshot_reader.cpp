@@ -104,17 +104,71 @@ struct InputControl {
   uint64_t skipped_bytes = 0;   // bytes the lexer never saw (file offset = its offset + this)
   size_t depth_at_skip = 0;     // nesting of the skipped array itself
   std::string skip_error;       // what is wrong in a skipped array ("" = nothing)
+  // With skip_requested: keep each rule's verdict fields (RuleDetail::Verdict)
+  // from the scan instead of only counting the rules.
+  bool verdict_requested = false;
+  std::vector<Rule> verdict_rules;
+  // The first rule the scan found wrong: its index, field ("" = the rule) and what.
+  struct VerdictError {
+    uint64_t rule = 0;
+    std::string field, what;
+  };
+  std::optional<VerdictError> verdict_error;
   bool too_deep = false;        // nested beyond kJsonDepthLimit
   int read_error = 0;
 };
+
+// The verdict fields of a rule (RuleDetail::Verdict), as the scan meets them.
+enum class VerdictField : uint8_t { None, Position, VerdictKind, Target, TargetArgs };
+
+VerdictField verdict_field(const std::string& key) {
+  return key == "position"       ? VerdictField::Position
+         : key == "verdict_kind" ? VerdictField::VerdictKind
+         : key == "target"       ? VerdictField::Target
+         : key == "target_args"  ? VerdictField::TargetArgs
+                                 : VerdictField::None;
+}
+
+const char* verdict_field_name(VerdictField f) {
+  switch (f) {
+    case VerdictField::Position: return "position";
+    case VerdictField::VerdictKind: return "verdict_kind";
+    case VerdictField::Target: return "target";
+    case VerdictField::TargetArgs: return "target_args";
+    default: return "";
+  }
+}
+
+// A JSON string's bytes as written (already checked by the scan) -> its value.
+std::string unescaped(const std::string& raw) {
+  if (raw.find('\\') == std::string::npos) return raw;
+  return json::parse("\"" + raw + "\"").get<std::string>();
+}
+
+// A rule's position from its number text, with the SAX reader's messages.
+template <typename Wrong>
+bool position_of(const std::string& token, uint32_t& to, Wrong& wrong) {
+  if (token.find_first_of(".eE") != std::string::npos) return wrong("position", "expected an integer"), false;
+  if (token[0] == '-') {
+    if (token.find_first_not_of("-0") == std::string::npos) return to = 0, true;  // -0 is 0
+    return wrong("position", "integer out of range"), false;
+  }
+  errno = 0;
+  const unsigned long long v = std::strtoull(token.c_str(), nullptr, 10);
+  if (errno == ERANGE) return wrong("position", "expected an integer"), false;  // nlohmann: a float
+  if (v > std::numeric_limits<uint32_t>::max()) return wrong("position", "integer out of range"), false;
+  to = static_cast<uint32_t>(v);
+  return true;
+}
 
 // The bytes nlohmann's lexer reads, from a file (1 MiB reads) or a string,
 // with one addition: skip_array(), asked for by the SAX handler right after
 // a '[' of rules it will not keep, jumps to the matching ']' with a plain
 // byte scan and counts the objects in between. Over half of a kube-proxy
 // node's rules (KUBE-SEP chains) are only counted by reports, and scanning
-// them is ~10x cheaper than tokenizing them. (Skipped bytes are checked for
-// balanced brackets and strings only, not for JSON grammar.)
+// them is ~10x cheaper than tokenizing them. The same scan keeps a rule's
+// verdict fields when asked (RuleDetail::Verdict: verify reads every KUBE-SEP
+// rule's DNAT target), still without the lexer.
 class Input {
  public:
   using char_type = char;
@@ -164,7 +218,29 @@ class Input {
   // depth), and every element of the array must be an object.
   std::char_traits<char>::int_type skip_to_close() {
     control_->skip_requested = false;
+    const bool verdicts = control_->verdict_requested;
+    control_->verdict_requested = false;
     uint64_t objects = 0, bytes = 0;
+    // Verdict fields: the rule being scanned, the field whose value comes next.
+    VerdictField field = VerdictField::None;
+    Rule rule;
+    bool has_position = false;
+    std::string text;
+    std::string* capture = nullptr;  // skip_string appends the raw string here
+    auto wrong = [&](const char* name, const char* what) {
+      if (!control_->verdict_error) control_->verdict_error = InputControl::VerdictError{objects - 1, name, what};
+    };
+    auto finish_rule = [&] {
+      if (!has_position) wrong("", "missing key 'position'");
+      static const char* kinds[] = {"jump", "goto", "verdict", "target", "vmap", "none"};
+      if (std::find(std::begin(kinds), std::end(kinds), rule.verdict_kind) == std::end(kinds)) {
+        if (!control_->verdict_error) {
+          control_->verdict_error =
+              InputControl::VerdictError{objects - 1, "verdict_kind", "unknown verdict_kind '" + rule.verdict_kind + "'"};
+        }
+      }
+      control_->verdict_rules.push_back(std::move(rule));
+    };
     enum class Want : uint8_t { ValueOrClose, Value, KeyOrClose, Key, Colon, CommaOrClose };
     std::vector<bool> in_object;  // the open containers inside the array, innermost last
     Want want = Want::ValueOrClose;
@@ -203,6 +279,7 @@ class Input {
           return std::char_traits<char>::to_int_type(static_cast<char>(c));
         }
         in_object.pop_back();
+        if (verdicts && in_object.empty()) finish_rule();
         continue;
       }
       if (want == Want::Colon) {
@@ -215,12 +292,16 @@ class Input {
         if (c == '}' && want == Want::KeyOrClose) {
           take();
           in_object.pop_back();
+          if (verdicts && in_object.empty()) finish_rule();
           want = Want::CommaOrClose;
           continue;
         }
         if (c != '"') return fail("expected a string key");
         take();
-        if (auto bad = skip_string(bytes)) return fail(bad);
+        const bool rule_key = verdicts && in_object.size() == 1;
+        if (rule_key) text.clear();
+        if (auto bad = skip_string(bytes, rule_key ? &text : nullptr)) return fail(bad);
+        if (rule_key) field = verdict_field(unescaped(text));
         want = Want::Colon;
         continue;
       }
@@ -243,21 +324,47 @@ class Input {
           control_->too_deep = true;
           return fail(too_deep_message());
         }
-        if (c == '{' && in_object.empty()) ++objects;
+        if (c == '{' && in_object.empty()) {
+          ++objects;
+          if (verdicts) {
+            rule = Rule{};
+            has_position = false;
+          }
+        }
+        field = VerdictField::None;  // an object or array where a verdict field is: ignored, as the SAX reader does
         in_object.push_back(c == '{');
         want = c == '{' ? Want::KeyOrClose : Want::ValueOrClose;
         continue;
       }
+      // A rule's verdict field (only at the rule object's own level).
+      const VerdictField value_of = verdicts && in_object.size() == 1 ? field : VerdictField::None;
+      field = VerdictField::None;
+      capture = value_of == VerdictField::None ? nullptr : &text;
+      if (capture) text.clear();
       if (c == '"') {
         take();
-        if (auto bad = skip_string(bytes)) return fail(bad);
+        if (auto bad = skip_string(bytes, capture)) return fail(bad);
+        if (value_of == VerdictField::Position) wrong("position", "expected an integer");
+        else if (value_of == VerdictField::VerdictKind) rule.verdict_kind = unescaped(text);
+        else if (value_of == VerdictField::Target) rule.target = unescaped(text);
+        else if (value_of == VerdictField::TargetArgs) rule.target_args = unescaped(text);
       } else if (c == '-' || (c >= '0' && c <= '9')) {
-        if (auto bad = skip_number(bytes)) return fail(bad);
+        if (auto bad = skip_number(bytes, capture)) return fail(bad);
+        if (value_of == VerdictField::Position) {
+          has_position = position_of(text, rule.position, wrong);
+        } else if (value_of != VerdictField::None) {
+          wrong(verdict_field_name(value_of), "expected a string");
+        }
       } else if (c == 't' || c == 'f' || c == 'n') {
         const char* word = c == 't' ? "true" : c == 'f' ? "false" : "null";
         for (const char* w = word; *w; ++w) {
           if (peek() != *w) return fail(std::string("invalid literal; expected '") + word + "'");
           take();
+        }
+        // null is an absent field; true / false the wrong type.
+        if (c != 'n' && value_of != VerdictField::None) {
+          wrong(verdict_field_name(value_of),
+                value_of == VerdictField::Position ? "expected an integer" : "expected a string");
         }
       } else {
         return fail("invalid value");
@@ -267,10 +374,12 @@ class Input {
   }
 
   // After the opening quote, through the closing one. Returns what is wrong, or nullptr.
-  const char* skip_string(uint64_t& bytes) {
+  // `raw`, when given, gets the string's bytes as written (escapes undone by unescaped()).
+  const char* skip_string(uint64_t& bytes, std::string* raw = nullptr) {
     auto next = [&]() -> int {
       if (pos_ == end_ && !refill()) return -1;
       ++bytes;
+      if (raw) raw->push_back(*pos_);
       return static_cast<unsigned char>(*pos_++);
     };
     auto hex4 = [&](unsigned& v) {
@@ -287,7 +396,10 @@ class Input {
     for (;;) {
       const int c = next();
       if (c < 0) return "unexpected end of input in a string";
-      if (c == '"') return nullptr;
+      if (c == '"') {
+        if (raw) raw->pop_back();  // the closing quote
+        return nullptr;
+      }
       if (c < 0x20) return "control character in a string (must be escaped)";
       if (c == '\\') {
         const int e = next();
@@ -328,8 +440,10 @@ class Input {
 
   // A JSON number, left for the next character to end; its value must be one
   // a double or a 64-bit integer holds (nlohmann refuses 1e999 too).
-  const char* skip_number(uint64_t& bytes) {
-    std::string token;
+  // `out`, when given, gets the number's text.
+  const char* skip_number(uint64_t& bytes, std::string* out = nullptr) {
+    std::string local;
+    std::string& token = out ? *out : local;
     auto peek = [&]() -> int {
       if (pos_ == end_ && !refill()) return -1;
       return static_cast<unsigned char>(*pos_);
@@ -662,11 +776,11 @@ class SnapshotSax {
         // Rules of a chain nobody reads are counted, not kept (name comes first
         // in dpscope's own files; otherwise they are kept and dropped at the end).
         detail_ = has_name_ && options_.rule_detail ? options_.rule_detail(chain_.name) : RuleDetail::Full;
-        if (detail_ == RuleDetail::None) {
+        if (detail_ != RuleDetail::Full) {
           input_.skip_requested = true;  // the next event is this array's end
+          input_.verdict_requested = detail_ == RuleDetail::Verdict;
           input_.depth_at_skip = nesting_;
           skipping_rules_ = true;
-          return push(Frame::RuleList);
         }
         return push(Frame::RuleList);
       }
@@ -721,7 +835,22 @@ class SnapshotSax {
         chain_index_ = 0;
         break;  // back to the DOM
       case Frame::RuleList:
-        if (skipping_rules_) {
+        if (skipping_rules_ && detail_ == RuleDetail::Verdict) {
+          // The scan kept the verdict fields: the rules are read, not dropped.
+          skipping_rules_ = false;
+          chain_.rules = std::move(input_.verdict_rules);
+          input_.verdict_rules = {};
+          if (input_.verdict_error) {
+            frames_.push_back(Frame::RuleList);
+            frames_.push_back(Frame::Rule);
+            rule_index_ = static_cast<int>(input_.verdict_error->rule);
+            const std::string& field = input_.verdict_error->field;
+            fail(field.empty() ? nullptr : field.c_str(), input_.verdict_error->what);
+            frames_.pop_back();
+            frames_.pop_back();
+            input_.verdict_error.reset();
+          }
+        } else if (skipping_rules_) {
           skipping_rules_ = false;
           rules_dropped_ = true;
           skipped_rules_ = input_.skipped_objects;

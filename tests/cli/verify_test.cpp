@@ -9,6 +9,7 @@
 #include <set>
 
 #include "tests/support/process.h"
+#include "tests/support/report.h"
 
 namespace dpscope::test {
 namespace {
@@ -290,6 +291,73 @@ TEST_F(KubeProxyOverall, FormatsCarryTheSameFindings) {
   for (size_t p = 0; (p = md.find("\n| ", p)) != std::string::npos; ++p) ++rows;
   EXPECT_EQ(rows, n + 1);  // header + one row per finding
   EXPECT_NE(text.find("MISMATCH"), std::string::npos);
+}
+
+// compare --intent: each side's verify summary as rows, in every format; the
+// counts are those `verify` reports for the same pair.
+TEST_F(KubeProxyOverall, CompareWithIntentAddsEachSidesVerifySummary) {
+  json intent = load(kOverallIntent);
+  remove_item(intent, "Service", "ns3", "svc3");  // 2 stale frontends on every node
+  auto& eps = item(intent, "EndpointSlice", "ns4", "svc4-1")["endpoints"];
+  eps.erase(eps.begin());  // 10.180.0.4: an extra endpoint
+  write_text(dir.file("m.json"), intent.dump());
+  auto compare = [&](const std::string& intent_file, const std::string& format) {
+    return run({dpscope_bin(), "compare", iptables_nft, nftables, "--intent", intent_file, "--format", format});
+  };
+  auto clean = compare(source_path(kOverallIntent), "json");
+  ASSERT_EQ(clean.exit_code, 0) << clean.err;
+  const json c = json::parse(clean.out);
+  for (size_t side = 0; side < 2; ++side) {
+    EXPECT_EQ(report_row(c, "intent.services")["values"][side], 6) << side;
+    EXPECT_EQ(report_row(c, "intent.services_ok")["values"][side], 6) << side;
+    EXPECT_EQ(report_row(c, "intent.findings")["values"][side], 0) << side;
+  }
+  auto r = compare(dir.file("m.json"), "json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;  // compare reports, it does not gate
+  const json m = json::parse(r.out);
+  const std::vector<std::string> sides = {iptables_nft, nftables};
+  for (size_t side = 0; side < 2; ++side) {
+    auto v = verify(dir.file("m.json"), {sides[side]});
+    ASSERT_EQ(v.exit_code, 1) << v.err;
+    const json& by_id = v.report["summary"]["findings_by_id"];
+    auto count = [&](std::initializer_list<const char*> ids) {
+      uint64_t n = 0;
+      for (const char* id : ids) n += by_id.contains(id) ? by_id[id].get<uint64_t>() : 0;
+      return n;
+    };
+    EXPECT_EQ(report_row(m, "intent.services")["values"][side], 5) << side;
+    EXPECT_EQ(report_row(m, "intent.services_ok")["values"][side], v.report["nodes"][0]["dataplanes"][0]["services_ok"]) << side;
+    EXPECT_EQ(report_row(m, "intent.services_ok")["values"][side], 4) << side;  // svc4 has the extra endpoint
+    EXPECT_EQ(report_row(m, "intent.stale_services")["values"][side], count({"stale-service"})) << side;
+    EXPECT_EQ(report_row(m, "intent.stale_services")["values"][side], 2) << side;
+    EXPECT_EQ(report_row(m, "intent.endpoint_findings")["values"][side],
+              count({"missing-endpoint", "extra-endpoint", "stale-endpoint", "endpoint-count"})) << side;
+    EXPECT_GE(report_row(m, "intent.endpoint_findings")["values"][side].get<uint64_t>(), 1u) << side;
+    EXPECT_EQ(report_row(m, "intent.missing_frontends")["values"][side], 0) << side;
+    EXPECT_EQ(report_row(m, "intent.findings")["values"][side], v.report["summary"]["findings"]) << side;
+    EXPECT_EQ(report_row(m, "intent.nodes_ok")["values"][side], 0) << side;
+  }
+  // Every format carries the section.
+  for (const std::string f : {"text", "markdown", "csv", "html"}) {
+    auto out = compare(dir.file("m.json"), f);
+    ASSERT_EQ(out.exit_code, 0) << f << out.err;
+    EXPECT_NE(out.out.find("Services programmed but not in the cluster"), std::string::npos) << f << out.out;
+    if (f == "csv") EXPECT_NE(out.out.find("intent.stale_services"), std::string::npos) << out.out;
+  }
+  // A cluster folder side: its nodes summed.
+  const std::string folder = dir.file("cluster");
+  ASSERT_EQ(run({"mkdir", folder}).exit_code, 0);
+  ASSERT_EQ(run({"cp", iptables_nft, iptables_legacy, folder}).exit_code, 0);
+  auto cl = run({dpscope_bin(), "compare", folder, "--intent", dir.file("m.json"), "--format", "json"});
+  ASSERT_EQ(cl.exit_code, 0) << cl.err;
+  const json cj = json::parse(cl.out);
+  EXPECT_EQ(report_row(cj, "intent.stale_services")["values"][0], 4);  // 2 per node
+  EXPECT_EQ(report_row(cj, "intent.services_ok")["values"][0], 4);
+  // A bad intent is bad input, as in verify.
+  write_text(dir.file("bad.json"), "{\"kind\": \"List\", \"items\": [");
+  auto bad = compare(dir.file("bad.json"), "json");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("bad.json:1: invalid JSON"), std::string::npos) << bad.err;
 }
 
 TEST_F(KubeProxyOverall, NothingReadIsNotVerifiedNotMissing) {

@@ -290,6 +290,7 @@ struct CiliumLbWriter {
     f.backends = static_cast<uint32_t>(ids.size());
     f.service_id = revnat;
     f.surrogate = addr == "0.0.0.0" || addr == "::";
+    f.backend_ids = ids;  // slot n holds ids[n - 1]
     frontends.push_back(f);
   }
 

@@ -154,7 +154,7 @@ TEST(AnalysisMode, CiliumServiceMapDecides) {
   s.ebpf.collected = true;
   model::LbServices lb;
   lb.dataplane = "cilium";
-  lb.frontends.push_back({"10.96.0.1", 443, "tcp", "ClusterIP", "external", 1, 1, false});
+  lb.frontends.push_back({"10.96.0.1", 443, "tcp", "ClusterIP", "external", 1, 1, false, {}});
   lb.backends.push_back({1, "172.19.0.2", 6443, "tcp", "active"});
   s.ebpf.services.push_back(lb);
   auto a = analyze(s);

@@ -108,12 +108,14 @@ TEST(CiliumLb, DecodesFrontendsBackendsWildcardsAndSurrogates) {
   EXPECT_EQ(s.wildcard_skipped, 1u);
   ASSERT_EQ(s.frontends.size(), 6u);
   // Sorted by (address, port, protocol, scope).
-  EXPECT_EQ(s.frontends[0], (model::LbFrontend{"0.0.0.0", 30080, "tcp", "NodePort", "internal", 1, 0x0102, true}));
-  EXPECT_EQ(s.frontends[1], (model::LbFrontend{"10.96.0.10", 53, "udp", "ClusterIP", "external", 2, 7, false}));
+  // Each frontend names the backend in each of its slots (slot 1, 2 -> backend 1, 2).
+  EXPECT_EQ(s.frontends[0], (model::LbFrontend{"0.0.0.0", 30080, "tcp", "NodePort", "internal", 1, 0x0102, true, {1}}));
+  EXPECT_EQ(s.frontends[1], (model::LbFrontend{"10.96.0.10", 53, "udp", "ClusterIP", "external", 2, 7, false, {1, 2}}));
+  EXPECT_TRUE(s.backends_linked);
   EXPECT_EQ(s.frontends[2].type, "LocalRedirect");
-  EXPECT_EQ(s.frontends[3], (model::LbFrontend{"172.18.0.5", 443, "tcp", "LoadBalancer", "external", 0, 9, false}));
+  EXPECT_EQ(s.frontends[3], (model::LbFrontend{"172.18.0.5", 443, "tcp", "LoadBalancer", "external", 0, 9, false, {}}));
   EXPECT_EQ(s.frontends[4].type, "HostPort");
-  EXPECT_EQ(s.frontends[5], (model::LbFrontend{"203.0.113.1", 80, "sctp", "ExternalIP", "external", 0, 10, false}));
+  EXPECT_EQ(s.frontends[5], (model::LbFrontend{"203.0.113.1", 80, "sctp", "ExternalIP", "external", 0, 10, false, {}}));
   ASSERT_EQ(s.backends.size(), 2u);
   EXPECT_EQ(s.backends[0], (model::LbBackend{1, "10.0.1.1", 5353, "udp", "active"}));
   EXPECT_EQ(s.backends[1], (model::LbBackend{2, "10.0.1.2", 5353, "udp", "terminating"}));
@@ -214,9 +216,9 @@ TEST(CalicoNat, DecodesFrontendsCollapsingSourceRanges) {
   const auto& s = out[0];
   EXPECT_TRUE(s.decoded) << s.note;
   ASSERT_EQ(s.frontends.size(), 3u);
-  EXPECT_EQ(s.frontends[0], (model::LbFrontend{"10.96.0.1", 443, "tcp", "", "", 2, 1, false}));
-  EXPECT_EQ(s.frontends[1], (model::LbFrontend{"10.96.0.2", 53, "udp", "", "", 0, 3, false}));  // blackhole
-  EXPECT_EQ(s.frontends[2], (model::LbFrontend{"255.255.255.255", 30080, "tcp", "NodePort", "", 1, 2, true}));
+  EXPECT_EQ(s.frontends[0], (model::LbFrontend{"10.96.0.1", 443, "tcp", "", "", 2, 1, false, {}}));
+  EXPECT_EQ(s.frontends[1], (model::LbFrontend{"10.96.0.2", 53, "udp", "", "", 0, 3, false, {}}));  // blackhole
+  EXPECT_EQ(s.frontends[2], (model::LbFrontend{"255.255.255.255", 30080, "tcp", "NodePort", "", 1, 2, true, {}}));
   ASSERT_EQ(s.backends.size(), 2u);
   EXPECT_EQ(s.backends[0], (model::LbBackend{1, "10.1.0.1", 6443, "tcp", ""}));
 }

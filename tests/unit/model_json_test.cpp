@@ -51,7 +51,8 @@ Snapshot sample() {
   s.ebpf.programs.push_back({5, "sched_cls", "cil_from_container", "0123456789abcdef", "2026-11-29T00:00:00Z", 100, 80, 4096, {7}, 0, std::nullopt, std::nullopt, {}});
   LbServices lb;
   lb.dataplane = "cilium";
-  lb.frontends.push_back({"10.96.0.10", 53, "udp", "ClusterIP", "external", 2, 3, false});
+  lb.backends_linked = true;
+  lb.frontends.push_back({"10.96.0.10", 53, "udp", "ClusterIP", "external", 2, 3, false, {1, 0}});  // slot 2 missing
   lb.backends.push_back({1, "10.244.1.2", 53, "udp", "active"});
   s.ebpf.services.push_back(lb);
   s.unavailable.push_back({"ebpf.attachments.tc", "RTM_GETTFILTER failed", 1, "needs CAP_NET_ADMIN"});

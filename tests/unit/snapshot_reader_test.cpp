@@ -158,6 +158,57 @@ TEST(SnapshotReader, RuleDetailKeepsCountsAndDropsOnlyWhatItSays) {
   EXPECT_EQ(s.node, full.node);
 }
 
+// RuleDetail::Verdict rules are read by the byte scan, not the lexer: the same
+// values (escapes undone) and the same messages as the SAX reader's.
+TEST(SnapshotReader, VerdictScanReadsWhatTheLexerReadsAndNamesBadRules) {
+  auto file = [](const std::string& rules) {
+    return R"({"schema":"dpscope.snapshot/v1","netfilter":{"collected":true,"tables":[{"backend":"iptables-nft",)"
+           R"("family":"ip","name":"nat","chains":[{"name":"KUBE-SEP-1","rules":)" + rules + "}]}]}}";
+  };
+  const LoadOptions verdict{[](std::string_view) { return RuleDetail::Verdict; }};
+  const LoadOptions full{[](std::string_view) { return RuleDetail::Full; }};
+  const std::string good = file(
+      R"([{"position":1,"verdict_kind":"jump","target":"KUBE-MARK-MASQ","match":{"source":{"cidr":"10.0.0.1/32"},)"
+      R"("modules":["comment"],"comment":"x \"y\""},"counters":{"packets":1,"bytes":2}},)"
+      R"({"target_args":"--to-destination 10.0.0.1:80 \u0041\"\\","target":"DNAT","verdict_kind":"target",)"
+      R"("position":2,"raw":null,"undecoded":false,"extra":{"a":[1,{"b":"target"}]}}])");
+  const Snapshot v = from_json_text(good, "t.json", verdict);
+  const Snapshot f = from_json_text(good, "t.json", full);
+  const auto& got = v.netfilter.tables.at(0).chains.at(0);
+  const auto& want = f.netfilter.tables.at(0).chains.at(0);
+  EXPECT_TRUE(got.rules_recorded);
+  EXPECT_EQ(got.rule_count, 2u);
+  ASSERT_EQ(got.rules.size(), 2u);
+  for (size_t r = 0; r < 2; ++r) {
+    EXPECT_EQ(got.rules[r].position, want.rules[r].position);
+    EXPECT_EQ(got.rules[r].verdict_kind, want.rules[r].verdict_kind);
+    EXPECT_EQ(got.rules[r].target, want.rules[r].target);
+    EXPECT_EQ(got.rules[r].target_args, want.rules[r].target_args);
+  }
+  EXPECT_EQ(got.rules[1].target_args, "--to-destination 10.0.0.1:80 A\"\\");
+  const std::string at = "/netfilter/tables/0/chains/0/rules/";
+  struct Case {
+    std::string rules, expect;
+  } cases[] = {
+      {R"([{"verdict_kind":"jump"}])", at + "0: missing key 'position'"},
+      {R"([{"position":1},{"position":"2"}])", at + "1/position: expected an integer"},
+      {R"([{"position":1.5}])", at + "0/position: expected an integer"},
+      {R"([{"position":-3}])", at + "0/position: integer out of range"},
+      {R"([{"position":4294967296}])", at + "0/position: integer out of range"},
+      {R"([{"position":1},{"position":2,"verdict_kind":"bogus"}])", at + "1/verdict_kind: unknown verdict_kind 'bogus'"},
+      {R"([{"position":1,"target":5}])", at + "0/target: expected a string"},
+      {R"([{"position":1,"target_args":true}])", at + "0/target_args: expected a string"},
+  };
+  for (const auto& c : cases) {
+    const std::string v_error = error_of(file(c.rules), verdict);
+    EXPECT_NE(v_error.find(c.expect), std::string::npos) << c.rules << ": " << v_error;
+    EXPECT_EQ(v_error, error_of(file(c.rules), full)) << c.rules;  // the lexer's path says the same
+  }
+  // Nulls are absent fields, as for the lexer.
+  const Snapshot n = from_json_text(file(R"([{"position":1,"target":null,"verdict_kind":null}])"), "t.json", verdict);
+  EXPECT_EQ(n.netfilter.tables.at(0).chains.at(0).rules.at(0).verdict_kind, "none");
+}
+
 TEST(SnapshotReader, ChainErrorsNameTheirPointer) {
   const std::string head = R"({"schema":"dpscope.snapshot/v1","netfilter":{"tables":[{"backend":"nftables","family":"ip","name":"t"},
     {"backend":"nftables","family":"ip","name":"u","chains":[{"name":"ok","rule_count":0,"rules":[]},)";
