@@ -4,7 +4,7 @@
 set -eu
 
 PACKAGES="build-essential cmake ninja-build pkg-config
-  libnftnl-dev libmnl-dev libbpf-dev libelf-dev zlib1g-dev libzstd-dev libcli11-dev nlohmann-json3-dev
+  libnftnl-dev libmnl-dev libxtables-dev libbpf-dev libelf-dev zlib1g-dev libzstd-dev libcli11-dev nlohmann-json3-dev
   libgtest-dev
   clang llvm libclang-rt-14-dev
   iptables nftables iproute2 bpftool procps
