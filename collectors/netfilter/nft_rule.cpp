@@ -103,7 +103,14 @@ class IptablesDecoder {
       return true;
     }
     if (name == "meta") {
-      if (tb[NFTA_META_DREG] == nullptr) return false;  // meta set (e.g. -j TRACE)
+      if (tb[NFTA_META_DREG] == nullptr) {
+        // meta set: iptables-nft writes -j TRACE as "meta nftrace set 1" (nft_parse_meta_set).
+        if (tb[NFTA_META_SREG] == nullptr || be32(tb[NFTA_META_KEY]) != NFT_META_NFTRACE) return false;
+        rule_.verdict_kind = "target";
+        rule_.target = "TRACE";
+        target_ = xt_target_blob("TRACE", 0, nullptr, 0);
+        return true;
+      }
       Reg& r = reg(be32(tb[NFTA_META_DREG]));
       r = Reg{};
       r.kind = Reg::kMeta;
@@ -179,7 +186,10 @@ class IptablesDecoder {
       return true;
     }
     if (name == "immediate") {
-      if (be32(tb[NFTA_IMMEDIATE_DREG]) != NFT_REG_VERDICT) return false;
+      if (be32(tb[NFTA_IMMEDIATE_DREG]) != NFT_REG_VERDICT) {
+        reg(be32(tb[NFTA_IMMEDIATE_DREG])) = Reg{};  // a value for a "meta set" (TRACE's 1)
+        return true;
+      }
       const Verdict v = data_verdict(tb[NFTA_IMMEDIATE_DATA]);
       if (!v.present) return false;
       switch (v.code) {
@@ -358,6 +368,13 @@ class IptablesDecoder {
           char* name = af_ == AF_INET6 ? (in ? ip_.v6.iniface : ip_.v6.outiface) : (in ? ip_.v4.iniface : ip_.v4.outiface);
           unsigned char* mask = af_ == AF_INET6 ? (in ? ip_.v6.iniface_mask : ip_.v6.outiface_mask)
                                                 : (in ? ip_.v4.iniface_mask : ip_.v4.outiface_mask);
+          if (!negated && data == std::string_view("INVAL/D", 8)) {
+            // add_iniface: "! -i +" (no interface at all) is written as a name no interface can have.
+            name[0] = '+';
+            mask[0] = mask[1] = 0xff;
+            invflags() |= in ? IPT_INV_VIA_IN : IPT_INV_VIA_OUT;
+            return true;
+          }
           if (!iface(data, name, mask)) return false;
           if (negated) invflags() |= in ? IPT_INV_VIA_IN : IPT_INV_VIA_OUT;
           return true;

@@ -95,7 +95,12 @@ bool decode_multiport(uint8_t revision, const uint8_t* data, size_t len, model::
 }  // namespace
 
 std::string protocol_name(uint8_t proto) {
-  // libxtables xtables_chain_protos first (what iptables-save prints), then /etc/protocols.
+  // xshared.c proto_to_name: the services database first (what iptables-save
+  // prints: "mobility-header" for 135), then libxtables' xtables_chain_protos.
+  struct protoent ent;
+  struct protoent* res = nullptr;
+  char buf[1024];
+  if (proto != 0 && getprotobynumber_r(proto, &ent, buf, sizeof buf, &res) == 0 && res != nullptr) return res->p_name;
   switch (proto) {
     case IPPROTO_TCP: return "tcp";
     case IPPROTO_UDP: return "udp";
@@ -105,13 +110,9 @@ std::string protocol_name(uint8_t proto) {
     case IPPROTO_ICMPV6: return "ipv6-icmp";
     case IPPROTO_ESP: return "esp";
     case IPPROTO_AH: return "ah";
-    case IPPROTO_MH: return "mh";
+    case IPPROTO_MH: return "ipv6-mh";
     default: break;
   }
-  struct protoent ent;
-  struct protoent* res = nullptr;
-  char buf[1024];
-  if (getprotobynumber_r(proto, &ent, buf, sizeof buf, &res) == 0 && res != nullptr) return res->p_name;
   return std::to_string(proto);
 }
 

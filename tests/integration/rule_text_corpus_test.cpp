@@ -114,11 +114,19 @@ struct Line {
 
 // Why iptables-restore refused a rule: its message without line numbers and the rule's own words.
 std::string reason_of(const std::string& err) {
-  std::string first = err.substr(0, err.find('\n'));
-  first = std::regex_replace(first, std::regex("^i?p?6?tables-restore v[0-9.]+ \\([a-z_]+\\): "), "");
-  first = std::regex_replace(first, std::regex("line [0-9]+"), "line N");
-  first = std::regex_replace(first, std::regex("`[^']*'|\"[^\"]*\""), "'...'");
-  return first;
+  std::string out;
+  std::istringstream in(err);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("Error occurred", 0) == 0 || line.rfind("Try `", 0) == 0) continue;
+    line = std::regex_replace(line, std::regex("^i?p?6?tables(-nft|-legacy)?-restore v[0-9.]+ \\([a-z_]+\\): ?"), "");
+    line = std::regex_replace(line, std::regex("^i?p?6?tables(-nft|-legacy)?-restore: "), "");
+    line = std::regex_replace(line, std::regex("line [0-9]+"), "line N");
+    line = std::regex_replace(line, std::regex("`[^']*'|\"[^\"]*\"|'[^']*'"), "'...'");
+    if (line.empty()) continue;
+    out += (out.empty() ? "" : " / ") + line;
+  }
+  return out.empty() ? "(no message)" : out;
 }
 
 // Loads `lines` into `table` with as few restores as it takes: a failing rule
@@ -199,7 +207,7 @@ std::map<std::string, std::vector<std::string>> snapshot_rules(const model::Snap
 TEST(RuleTextCorpus, LiveAndImportTextEqualIptablesSave) {
   DPS_REQUIRE_ROOT();
   const auto corpus = read_corpus();
-  ASSERT_GT(corpus.size(), 900u);
+  ASSERT_GT(corpus.size(), 700u);  // 766 OK lines in the copied files
   const Config configs[] = {{"nft", false}, {"nft", true}, {"legacy", false}, {"legacy", true}};
   size_t total = 0, loaded = 0, live_equal = 0, import_equal = 0;
   std::map<std::string, int> refused;
