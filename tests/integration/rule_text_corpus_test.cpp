@@ -122,6 +122,7 @@ std::string reason_of(const std::string& err) {
     line = std::regex_replace(line, std::regex("^i?p?6?tables(-nft|-legacy)?-restore v[0-9.]+ \\([a-z_]+\\): ?"), "");
     line = std::regex_replace(line, std::regex("^i?p?6?tables(-nft|-legacy)?-restore: "), "");
     line = std::regex_replace(line, std::regex("line [0-9]+"), "line N");
+    line = std::regex_replace(line, std::regex("rule in chain [A-Z]+"), "rule in chain C");
     line = std::regex_replace(line, std::regex("`[^']*'|\"[^\"]*\"|'[^']*'"), "'...'");
     if (line.empty()) continue;
     out += (out.empty() ? "" : " / ") + line;
