@@ -15,6 +15,8 @@
 #include <bit>
 #include <cstddef>
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace dpscope::netfilter {
 
@@ -94,7 +96,9 @@ bool decode_multiport(uint8_t revision, const uint8_t* data, size_t len, model::
 
 }  // namespace
 
-std::string protocol_name(uint8_t proto) {
+namespace {
+
+std::string lookup_protocol_name(uint8_t proto) {
   // xshared.c proto_to_name: the services database first (what iptables-save
   // prints: "mobility-header" for 135), then libxtables' xtables_chain_protos.
   struct protoent ent;
@@ -114,6 +118,18 @@ std::string protocol_name(uint8_t proto) {
     default: break;
   }
   return std::to_string(proto);
+}
+
+}  // namespace
+
+std::string protocol_name(uint8_t proto) {
+  // getprotobynumber_r reads /etc/protocols on every call: once per number, not once per rule.
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v(256);
+    for (int p = 0; p < 256; ++p) v[p] = lookup_protocol_name(static_cast<uint8_t>(p));
+    return v;
+  }();
+  return names[proto];
 }
 
 std::string cidr_text(int family, const uint8_t* addr, const uint8_t* mask) {
