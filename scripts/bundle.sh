@@ -40,7 +40,17 @@ if ldd "$bin" | grep -q 'not found'; then
   ldd "$bin" | grep 'not found' >&2
   exit 2
 fi
-all=$(printf "%s\n" $libs "$interp" | sort -u)
+# libxtables and the iptables extension objects: dpscope dlmopens them (they are
+# not in ldd's list) to print each rule as iptables-save does. Same paths as on
+# the build host, so libxtables' compiled-in extension directory is right in an
+# image; bin/dpscope points XTABLES_LIBDIR at the bundle's copy.
+xtlibdir=$(pkg-config --variable=xtlibdir xtables)
+xtables=$(ls "$(dirname "$xtlibdir")"/libxtables.so.* | grep -E 'libxtables\.so\.[0-9]+$' | head -n1)
+[ -f "$xtables" ] && [ -d "$xtlibdir" ] || { echo "bundle.sh: libxtables or $xtlibdir not found (libxtables-dev, iptables)" >&2; exit 2; }
+extensions=$(ls "$xtlibdir"/*.so)
+xtdeps=$(for f in "$xtables" $extensions; do ldd "$f"; done | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | sort -u)
+libs=$(printf "%s\n" $libs "$xtables" $xtdeps | sort -u)
+all=$(printf "%s\n" $libs "$interp" $extensions | sort -u)
 for lib in $all; do
   mkdir -p "$tmp$(dirname "$lib")"
   # -L: the file itself under its soname path, not a dangling symlink.
@@ -59,10 +69,12 @@ strip "$tmp/usr/local/bin/dpscope-once"
 
 # bin/dpscope: runs the bundle from wherever it was copied, through its own loader.
 libdirs=$(for lib in $libs; do dirname "$lib"; done | sort -u | sed 's|^|$here|' | paste -sd: -)
+# (The extensions are loaded by path from XTABLES_LIBDIR, not from the library path.)
 cat >"$tmp/bin/dpscope" <<EOF
 #!/bin/sh
 # Runs the bundled dpscope with the bundled loader and libraries (no host libraries).
 here=\$(cd "\$(dirname "\$0")/.." && pwd)
+export XTABLES_LIBDIR="\$here$xtlibdir"  # libxtables' extension objects
 exec "\$here$interp" --library-path "$libdirs" "\$here/usr/local/bin/dpscope" "\$@"
 EOF
 chmod 755 "$tmp/bin/dpscope"

@@ -787,7 +787,7 @@ class Parser {
       if (ledger_mode_) {
         model::Rule rule;
         rule.counters = counters;
-        parse_rule(t + 2, n - 2, line, rule);
+        parse_rule(name, t + 2, n - 2, line, rule);
         auto& ledger = ledger_of(chain);
         ledger.insert(ledger.size() + 1, std::move(rule), rule_key(t + 2, n - 2));
         return;
@@ -796,16 +796,17 @@ class Parser {
       if (pending != inserts_.end()) {  // after an -I: in order with the inserts
         model::Rule rule;
         rule.counters = counters;
-        parse_rule(t + 2, n - 2, line, rule);
+        parse_rule(name, t + 2, n - 2, line, rule);
         pending->second.push_back({static_cast<uint32_t>(rule_total(chain) + 1), std::move(rule)});
         return;
       }
       if (chain.rules.empty()) chain.rules.reserve(rules_ahead(name));
       model::Rule& rule = chain.rules.emplace_back();
       rule.counters = counters;
-      parse_rule(t + 2, n - 2, line, rule);
+      parse_rule(name, t + 2, n - 2, line, rule);
     } else if (is(cmd, "-I") || is(cmd, "--insert")) {
-      auto& chain = chain_for_rule(chain_arg());
+      const std::string_view name = chain_arg();
+      auto& chain = chain_for_rule(name);
       const size_t total = rule_total(chain);
       size_t skip = 2;
       uint64_t pos = 1;
@@ -818,7 +819,7 @@ class Parser {
       }
       model::Rule rule;
       rule.counters = counters;
-      parse_rule(t + skip, n - skip, line, rule);
+      parse_rule(name, t + skip, n - skip, line, rule);
       if (ledger_mode_) {
         ledger_of(chain).insert(pos, std::move(rule), rule_key(t + skip, n - skip));
         return;
@@ -843,7 +844,7 @@ class Parser {
       }
       if (n < 3) fail("-D " + std::string(name) + " needs a rule number or a rule");
       model::Rule rule;
-      parse_rule(t + 2, n - 2, line, rule);  // checked as for -A
+      parse_rule(name, t + 2, n - 2, line, rule);  // checked as for -A
       if (!ledger.erase_first(rule_key(t + 2, n - 2))) {
         fail("-D: no rule in chain '" + std::string(name) +
              "' matches this one (iptables-restore fails here too: \"does a matching rule exist in that chain?\")");
@@ -984,8 +985,10 @@ class Parser {
 
   // The rule options after "-A CHAIN". Fills the match summary; the verdict
   // kind of "-j NAME" is settled in commit(), once every chain is known.
-  void parse_rule(const Token* t, size_t n, std::string_view line, model::Rule& rule) {
+  // `chain`: the rule's chain, for its text ("-A CHAIN" + the options as given, counters left out).
+  void parse_rule(std::string_view chain, const Token* t, size_t n, std::string_view line, model::Rule& rule) {
     auto& m = rule.match;
+    size_t counters_begin = 0, counters_end = 0;  // "-c P B" inside the line: not part of the text
     modules_.clear();
     bool negate = false;
     bool target_seen = false;
@@ -1100,6 +1103,8 @@ class Parser {
               }
               rule.counters = c;
             }
+            counters_begin = t[i].begin;
+            counters_end = t[i + 2].end;
             i += 2;
             break;
           case 'f':
@@ -1173,6 +1178,25 @@ class Parser {
     // measurable share of a large import.
     m.modules.assign(modules_.begin(), modules_.end());
     if (args_started) rule.target_args.assign(trim(line.substr(args_begin, args_end - args_begin)));
+    rule_text(chain, n ? line.substr(t[0].begin) : std::string_view(), counters_begin, counters_end, line, rule.text);
+  }
+
+  // iptables-save's line for the rule: "-A CHAIN" and the options, as given
+  // (which is how iptables-save printed them), without a "-c P B".
+  static void rule_text(std::string_view chain, std::string_view options, size_t counters_begin, size_t counters_end,
+                        std::string_view line, std::string& out) {
+    out.assign("-A ");
+    out.append(chain);
+    if (counters_end > counters_begin) {
+      const size_t from = static_cast<size_t>(options.data() - line.data());
+      std::string_view before = trim(line.substr(from, counters_begin - from));
+      std::string_view after = trim(line.substr(counters_end));
+      if (!before.empty()) out.append(" ").append(before);
+      if (!after.empty()) out.append(" ").append(after);
+      return;
+    }
+    options = trim(options);
+    if (!options.empty()) out.append(" ").append(options);
   }
 
   // ---- the split path: rule lines on several threads --------------------
@@ -1476,7 +1500,7 @@ class Parser {
         }
         clear_rule(rule);
         rule.counters = counters;
-        p.parse_rule(t + 2, n - 2, line, rule);
+        p.parse_rule(chain, t + 2, n - 2, line, rule);
         if (is(rule.verdict_kind, "jump")) {
           const uint32_t target = rule.target == jump_to ? chain_index_.find(jump_to, jump_hash)
                                                           : chain_index_.find(rule.target);

@@ -1,4 +1,5 @@
 #include "collectors/netfilter/legacy.h"
+#include "collectors/netfilter/xt_save.h"  // first: its glibc headers must precede the uapi ones
 
 #include <arpa/inet.h>
 #include <linux/netfilter_ipv4/ip_tables.h>
@@ -172,6 +173,13 @@ model::Table parse_legacy_table(int af, const LegacyTableInfo& info, const uint8
       rule.match = std::move(e.match);  // each entry belongs to one chain
       rule.counters = model::Counters{e.packets, e.bytes};
       bool decoded = true;
+      // iptables-save's line, as print_rule4 / print_rule6 build it.
+      XtIpHeader ip{};
+      std::memcpy(&ip, e.base, af == AF_INET6 ? sizeof ip.v6 : sizeof ip.v4);  // `ip` / `ipv6` lead the entry
+      std::string& text = rule.text;
+      text = "-A " + chain.name;
+      append_ip_header(text, af, ip);
+      bool text_ok = true;
       for (size_t m = e.header; m < e.target_offset;) {
         const auto* em = reinterpret_cast<const xt_entry_match*>(e.base + m);
         if (em->u.match_size < sizeof(xt_entry_match) || m + em->u.match_size > e.target_offset) {
@@ -182,6 +190,7 @@ model::Table parse_legacy_table(int af, const LegacyTableInfo& info, const uint8
                              rule.match)) {
           decoded = false;
         }
+        if (text_ok) text_ok = append_match_text(text, af, em, ip);
         m += em->u.match_size;
       }
       const auto* t = reinterpret_cast<const xt_entry_target*>(e.base + e.target_offset);
@@ -196,7 +205,7 @@ model::Table parse_legacy_table(int af, const LegacyTableInfo& info, const uint8
             case NF_ACCEPT: rule.target = "ACCEPT"; break;
             case NF_QUEUE: rule.target = "QUEUE"; break;
             case NF_REPEAT: rule.target = "RETURN"; break;  // XT_RETURN = -NF_REPEAT - 1
-            default: rule.target = std::to_string(verdict); decoded = false; break;
+            default: rule.target = std::to_string(verdict); decoded = text_ok = false; break;
           }
         } else if (static_cast<size_t>(verdict) == e.offset + e.next_offset && !e.go_to) {
           rule.verdict_kind = "none";  // falls through: no -j
@@ -207,12 +216,24 @@ model::Table parse_legacy_table(int af, const LegacyTableInfo& info, const uint8
             rule.target = it->second;
           } else {
             rule.target = "offset " + std::to_string(verdict);
-            decoded = false;
+            decoded = text_ok = false;
           }
         }
       } else {
-        decode_xt_target(tname, t->u.user.revision, t->data, t->u.target_size - sizeof(xt_entry_target), af, rule);
+        rule.verdict_kind = "target";
+        rule.target = std::string(tname);
+        std::string shown;
+        if (text_ok && target_text(af, t, ip, shown, rule.target_args)) {
+          text += " -j " + shown;
+          if (!rule.target_args.empty()) text += " " + rule.target_args;
+        } else {
+          text_ok = false;
+        }
       }
+      if (!rule.target.empty() && rule.verdict_kind != "target") {
+        text += (rule.verdict_kind == "goto" ? " -g " : " -j ") + rule.target;
+      }
+      if (!text_ok) text.clear();
       if (!decoded) {
         rule.undecoded = true;
         rule.raw = "legacy entry at offset " + std::to_string(e.offset);

@@ -1,4 +1,5 @@
 #include "collectors/netfilter/nft_rule.h"
+#include "collectors/netfilter/xt_save.h"  // first: its glibc headers must precede the uapi ones
 
 #include <arpa/inet.h>
 #include <libmnl/libmnl.h>
@@ -7,13 +8,19 @@
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nf_tables_compat.h>
 #include <linux/netfilter/nfnetlink.h>
+#include <linux/netfilter/xt_NFLOG.h>
+#include <linux/netfilter/xt_limit.h>
+#include <linux/netfilter/xt_mark.h>
+#include <linux/netfilter/xt_tcpudp.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "collectors/netfilter/xt.h"
 
@@ -80,6 +87,11 @@ struct Reg {
   std::array<uint8_t, 16> mask{};
 };
 
+// An iptables-nft rule read back as iptables-nft-save reads it
+// (nft-ruleparse: nft_rule_to_iptables_command_state): the ip header fields,
+// the matches in order -- xt compat expressions as they are, native ones
+// (tcp/udp ports and flags, mark, limit) rebuilt into the xt structs
+// iptables would have sent -- and the target, then printed by libxtables.
 class IptablesDecoder {
  public:
   IptablesDecoder(model::Rule& rule, int af) : rule_(rule), af_(af) {}
@@ -91,7 +103,14 @@ class IptablesDecoder {
       return true;
     }
     if (name == "meta") {
-      if (tb[NFTA_META_DREG] == nullptr) return false;  // meta set (e.g. -j TRACE)
+      if (tb[NFTA_META_DREG] == nullptr) {
+        // meta set: iptables-nft writes -j TRACE as "meta nftrace set 1" (nft_parse_meta_set).
+        if (tb[NFTA_META_SREG] == nullptr || be32(tb[NFTA_META_KEY]) != NFT_META_NFTRACE) return false;
+        rule_.verdict_kind = "target";
+        rule_.target = "TRACE";
+        target_ = xt_target_blob("TRACE", 0, nullptr, 0);
+        return true;
+      }
       Reg& r = reg(be32(tb[NFTA_META_DREG]));
       r = Reg{};
       r.kind = Reg::kMeta;
@@ -122,42 +141,55 @@ class IptablesDecoder {
     }
     if (name == "cmp") {
       const uint32_t op = be32(tb[NFTA_CMP_OP]);
+      const Reg& r = reg(be32(tb[NFTA_CMP_SREG]));
+      const std::string_view data = data_value(tb[NFTA_CMP_DATA]);
+      if ((op == NFT_CMP_GTE || op == NFT_CMP_LTE) && r.kind == Reg::kPayload) {
+        return port_bound(r, op == NFT_CMP_GTE, data);  // older iptables-nft: a port range as two compares
+      }
       if (op != NFT_CMP_EQ && op != NFT_CMP_NEQ) return false;
-      return compare(reg(be32(tb[NFTA_CMP_SREG])), op == NFT_CMP_NEQ, data_value(tb[NFTA_CMP_DATA]));
+      return compare(r, op == NFT_CMP_NEQ, data);
     }
     if (name == "range") {
       const Reg& r = reg(be32(tb[NFTA_RANGE_SREG]));
       const std::string_view from = data_value(tb[NFTA_RANGE_FROM_DATA]);
       const std::string_view to = data_value(tb[NFTA_RANGE_TO_DATA]);
       if (r.kind != Reg::kPayload || r.base != NFT_PAYLOAD_TRANSPORT_HEADER || r.len != 2 || from.size() != 2 ||
-          to.size() != 2 || rule_.match.protocol.empty()) {
+          to.size() != 2 || !transport()) {
         return false;
       }
-      transport_module();
+      if (r.offset != 0 && r.offset != 2) return false;
+      const bool negated = be32(tb[NFTA_RANGE_OP]) == NFT_RANGE_NEQ;
+      set_ports(r.offset == 2, port(from), port(to), negated);
       if (r.offset == 2) {
-        const std::string ports = std::to_string(port(from)) + ":" + std::to_string(port(to));
-        rule_.match.dport = ports;
-        rule_.match.dport_negated = be32(tb[NFTA_RANGE_OP]) == NFT_RANGE_NEQ;
+        rule_.match.dport = std::to_string(port(from)) + ":" + std::to_string(port(to));
+        rule_.match.dport_negated = negated;
       }
-      return r.offset == 0 || r.offset == 2;
+      return true;
     }
     if (name == "match") {
       const auto info = tb[NFTA_MATCH_INFO];
       const auto* data = info ? static_cast<const uint8_t*>(mnl_attr_get_payload(info)) : nullptr;
       const size_t len = info ? mnl_attr_get_payload_len(info) : 0;
-      return decode_xt_match(str(tb[NFTA_MATCH_NAME]), static_cast<uint8_t>(be32(tb[NFTA_MATCH_REV])), data, len,
-                             af_, rule_.match);
+      const std::string_view mname = str(tb[NFTA_MATCH_NAME]);
+      const auto rev = static_cast<uint8_t>(be32(tb[NFTA_MATCH_REV]));
+      if (mname == "comment") xt_comment_ = true;
+      matches_.push_back(xt_match_blob(mname, rev, data, len));
+      return decode_xt_match(mname, rev, data, len, af_, rule_.match);
     }
     if (name == "target") {
       const auto info = tb[NFTA_TARGET_INFO];
       const auto* data = info ? static_cast<const uint8_t*>(mnl_attr_get_payload(info)) : nullptr;
       const size_t len = info ? mnl_attr_get_payload_len(info) : 0;
-      decode_xt_target(str(tb[NFTA_TARGET_NAME]), static_cast<uint8_t>(be32(tb[NFTA_TARGET_REV])), data, len, af_,
-                       rule_);
+      rule_.verdict_kind = "target";
+      rule_.target = std::string(str(tb[NFTA_TARGET_NAME]));
+      target_ = xt_target_blob(rule_.target, static_cast<uint8_t>(be32(tb[NFTA_TARGET_REV])), data, len);
       return true;
     }
     if (name == "immediate") {
-      if (be32(tb[NFTA_IMMEDIATE_DREG]) != NFT_REG_VERDICT) return false;
+      if (be32(tb[NFTA_IMMEDIATE_DREG]) != NFT_REG_VERDICT) {
+        reg(be32(tb[NFTA_IMMEDIATE_DREG])) = Reg{};  // a value for a "meta set" (TRACE's 1)
+        return true;
+      }
       const Verdict v = data_verdict(tb[NFTA_IMMEDIATE_DATA]);
       if (!v.present) return false;
       switch (v.code) {
@@ -171,19 +203,79 @@ class IptablesDecoder {
       }
     }
     if (name == "limit") {
+      // nft_parse_limit: -m limit as xt_rateinfo.
+      const uint64_t rate = be64(tb[NFTA_LIMIT_RATE]), unit = be64(tb[NFTA_LIMIT_UNIT]);
+      if (rate == 0 || (tb[NFTA_LIMIT_TYPE] && be32(tb[NFTA_LIMIT_TYPE]) != NFT_LIMIT_PKTS)) return false;
+      xt_rateinfo info{};
+      info.avg = static_cast<uint32_t>(XT_LIMIT_SCALE * unit / rate);
+      info.burst = be32(tb[NFTA_LIMIT_BURST]);
+      matches_.push_back(xt_match_blob("limit", 0, &info, sizeof info));
       rule_.match.modules.emplace_back("limit");
       return true;
     }
     if (name == "log") {
-      // iptables-nft translates -j NFLOG into a native log statement with a group.
+      // iptables-nft translates -j NFLOG into a native log statement with a
+      // group; nft_parse_log reads it back into NFLOG's struct, with room for
+      // nft's longer prefix.
+      if (tb[NFTA_LOG_GROUP] == nullptr) return false;
+      struct {
+        uint32_t len;
+        uint16_t group, threshold, flags, pad;
+        char prefix[128];
+      } info{};
+      info.group = ntohs(mnl_attr_get_u16(tb[NFTA_LOG_GROUP]));
+      if (tb[NFTA_LOG_QTHRESHOLD]) info.threshold = ntohs(mnl_attr_get_u16(tb[NFTA_LOG_QTHRESHOLD]));
+      if (tb[NFTA_LOG_SNAPLEN]) {
+        info.len = be32(tb[NFTA_LOG_SNAPLEN]);
+        info.flags = XT_NFLOG_F_COPY_LEN;
+      }
+      const std::string_view prefix = str(tb[NFTA_LOG_PREFIX]);
+      std::memcpy(info.prefix, prefix.data(), std::min(prefix.size(), sizeof info.prefix - 1));
       rule_.verdict_kind = "target";
       rule_.target = "NFLOG";
-      return tb[NFTA_LOG_GROUP] != nullptr;
+      target_ = xt_target_blob("NFLOG", 0, &info, sizeof info);
+      return true;
     }
     return false;
   }
 
+  // A comment from the rule's user data (a rule written by nft, or by an
+  // iptables-nft that keeps comments there): iptables-nft-save adds it as the
+  // last -m comment.
+  void udata_comment(const std::string& comment) {
+    if (comment.empty() || xt_comment_) return;
+    char info[256] = {};
+    std::memcpy(info, comment.data(), std::min(comment.size(), sizeof info - 1));
+    matches_.push_back(xt_match_blob("comment", 0, info, sizeof info));
+    rule_.match.modules.emplace_back("comment");
+  }
+
+  // iptables-nft-save's line: save_matches_and_target after the ip part. "" when libxtables cannot print it.
+  std::string text(std::string_view chain) {
+    std::string out = "-A ";
+    out += chain;
+    append_ip_header(out, af_, ip_);
+    if (tcp_at_ != kNone) std::memcpy(matches_[tcp_at_].data() + XT_ALIGN(sizeof(xt_entry_match)), &tcp_, sizeof tcp_);
+    if (udp_at_ != kNone) std::memcpy(matches_[udp_at_].data() + XT_ALIGN(sizeof(xt_entry_match)), &udp_, sizeof udp_);
+    for (const auto& m : matches_) {
+      if (!append_match_text(out, af_, reinterpret_cast<const xt_entry_match*>(m.data()), ip_)) return {};
+    }
+    if (!target_.empty()) {
+      std::string shown;
+      if (!target_text(af_, reinterpret_cast<const xt_entry_target*>(target_.data()), ip_, shown, rule_.target_args)) {
+        return {};
+      }
+      out += " -j " + shown;
+      if (!rule_.target_args.empty()) out += " " + rule_.target_args;
+    } else if (!rule_.target.empty()) {
+      out += (rule_.verdict_kind == "goto" ? " -g " : " -j ") + rule_.target;
+    }
+    return out;
+  }
+
  private:
+  static constexpr size_t kNone = ~size_t{0};
+
   static uint16_t port(std::string_view v) {
     uint16_t p;
     std::memcpy(&p, v.data(), 2);
@@ -197,12 +289,67 @@ class IptablesDecoder {
     rule_.target = std::move(target);
   }
 
-  // tcp/udp port and flag matches are native payload compares; iptables-save
-  // prints them as one "-m tcp" (the protocol's name) where the first appears.
-  void transport_module() {
-    if (transport_seen_) return;
-    transport_seen_ = true;
-    rule_.match.modules.push_back(rule_.match.protocol);
+  uint16_t proto() const { return af_ == AF_INET6 ? ip_.v6.proto : ip_.v4.proto; }
+  uint8_t& invflags() { return af_ == AF_INET6 ? ip_.v6.invflags : ip_.v4.invflags; }
+
+  // tcp/udp port and flag matches are native payload compares; iptables-nft-save
+  // prints them as one "-m tcp"/"-m udp" (xt_tcp / xt_udp) where the first appears.
+  bool transport() {
+    if (proto() == IPPROTO_TCP) {
+      if (tcp_at_ == kNone) {
+        tcp_at_ = matches_.size();
+        tcp_ = xt_tcp{{0, 0xFFFF}, {0, 0xFFFF}, 0, 0, 0, 0};
+        matches_.push_back(xt_match_blob("tcp", 0, &tcp_, sizeof tcp_));
+        rule_.match.modules.emplace_back("tcp");
+      }
+      return true;
+    }
+    if (proto() == IPPROTO_UDP) {
+      if (udp_at_ == kNone) {
+        udp_at_ = matches_.size();
+        udp_ = xt_udp{{0, 0xFFFF}, {0, 0xFFFF}, 0};
+        matches_.push_back(xt_match_blob("udp", 0, &udp_, sizeof udp_));
+        rule_.match.modules.emplace_back("udp");
+      }
+      return true;
+    }
+    return false;
+  }
+
+  void set_ports(bool destination, uint16_t lo, uint16_t hi, bool negated) {
+    uint16_t* ports = proto() == IPPROTO_TCP ? (destination ? tcp_.dpts : tcp_.spts)
+                                             : (destination ? udp_.dpts : udp_.spts);
+    ports[0] = lo, ports[1] = hi;
+    const uint8_t bit = destination ? XT_TCP_INV_DSTPT : XT_TCP_INV_SRCPT;
+    static_assert(XT_TCP_INV_DSTPT == XT_UDP_INV_DSTPT && XT_TCP_INV_SRCPT == XT_UDP_INV_SRCPT);
+    uint8_t& inv = proto() == IPPROTO_TCP ? tcp_.invflags : udp_.invflags;
+    if (negated) inv |= bit;
+  }
+
+  bool port_bound(const Reg& r, bool lower, std::string_view data) {
+    if (r.base != NFT_PAYLOAD_TRANSPORT_HEADER || r.len != 2 || data.size() != 2 || (r.offset != 0 && r.offset != 2) ||
+        !transport()) {
+      return false;
+    }
+    uint16_t* ports = proto() == IPPROTO_TCP ? (r.offset == 2 ? tcp_.dpts : tcp_.spts)
+                                             : (r.offset == 2 ? udp_.dpts : udp_.spts);
+    ports[lower ? 0 : 1] = port(data);
+    if (r.offset == 2) rule_.match.dport = std::to_string(ports[0]) + ":" + std::to_string(ports[1]);
+    return true;
+  }
+
+  // parse_ifname: "eth0\0" is the name, "eth" (no NUL) the wildcard "eth+".
+  static bool iface(std::string_view data, char* name, unsigned char* mask) {
+    if (data.empty() || data.size() > IFNAMSIZ) return false;
+    std::memcpy(name, data.data(), data.size());
+    if (data.back() == '\0') {
+      std::memset(mask, 0xff, strnlen(data.data(), data.size()) + 1);
+      return true;
+    }
+    if (data.size() >= IFNAMSIZ) return true;
+    name[data.size()] = '+';
+    std::memset(mask, 0xff, data.size());
+    return true;
   }
 
   bool compare(const Reg& r, bool negated, std::string_view data) {
@@ -210,43 +357,85 @@ class IptablesDecoder {
       switch (r.key) {
         case NFT_META_L4PROTO:
           if (data.size() != 1) return false;
+          (af_ == AF_INET6 ? ip_.v6.proto : ip_.v4.proto) = static_cast<uint8_t>(data[0]);
+          if (negated) invflags() |= XT_INV_PROTO;
           rule_.match.protocol = protocol_name(static_cast<uint8_t>(data[0]));
           rule_.match.protocol_negated = negated;
           return true;
         case NFT_META_IIFNAME:
-        case NFT_META_OIFNAME:
-          return true;  // -i / -o: no field in the rule record
-        case NFT_META_MARK:
+        case NFT_META_OIFNAME: {
+          const bool in = r.key == NFT_META_IIFNAME;
+          char* name = af_ == AF_INET6 ? (in ? ip_.v6.iniface : ip_.v6.outiface) : (in ? ip_.v4.iniface : ip_.v4.outiface);
+          unsigned char* mask = af_ == AF_INET6 ? (in ? ip_.v6.iniface_mask : ip_.v6.outiface_mask)
+                                                : (in ? ip_.v4.iniface_mask : ip_.v4.outiface_mask);
+          if (!negated && data == std::string_view("INVAL/D", 8)) {
+            // add_iniface: "! -i +" (no interface at all) is written as a name no interface can have.
+            name[0] = '+';
+            mask[0] = mask[1] = 0xff;
+            invflags() |= in ? IPT_INV_VIA_IN : IPT_INV_VIA_OUT;
+            return true;
+          }
+          if (!iface(data, name, mask)) return false;
+          if (negated) invflags() |= in ? IPT_INV_VIA_IN : IPT_INV_VIA_OUT;
+          return true;
+        }
+        case NFT_META_MARK: {
+          // nft_parse_meta_mark: -m mark as xt_mark_mtinfo1.
+          if (data.size() != 4) return false;
+          xt_mark_mtinfo1 info{};
+          std::memcpy(&info.mark, data.data(), 4);
+          info.mask = 0xFFFFFFFF;
+          if (r.masked) std::memcpy(&info.mask, r.mask.data(), 4);
+          info.invert = negated;
+          matches_.push_back(xt_match_blob("mark", 1, &info, sizeof info));
           rule_.match.modules.emplace_back("mark");
           return true;
+        }
         default:
           return false;
       }
     }
     if (r.kind != Reg::kPayload) return false;
-    if (r.base == NFT_PAYLOAD_NETWORK_HEADER) return address(r, negated, data);
-    if (r.base == NFT_PAYLOAD_TRANSPORT_HEADER && !rule_.match.protocol.empty()) {
-      if (r.offset == 0 && r.len == 2) {  // --sport
-        transport_module();
+    if (r.base == NFT_PAYLOAD_NETWORK_HEADER) return network(r, negated, data);
+    if (r.base == NFT_PAYLOAD_TRANSPORT_HEADER && transport()) {
+      if ((r.offset == 0 || r.offset == 2) && r.len == 2 && data.size() == 2) {
+        set_ports(r.offset == 2, port(data), port(data), negated);
+        if (r.offset == 2) {
+          rule_.match.dport = std::to_string(port(data));
+          rule_.match.dport_negated = negated;
+        }
         return true;
       }
-      if ((r.offset == 2 && r.len == 2) || (r.offset == 0 && r.len == 4)) {
-        if (data.size() != r.len) return false;
-        transport_module();
-        rule_.match.dport = std::to_string(port(data.substr(r.len - 2)));
-        rule_.match.dport_negated = negated;
+      if (r.offset == 0 && r.len == 4 && data.size() == 4 && !negated) {  // --sport and --dport in one load
+        set_ports(false, port(data), port(data), false);
+        set_ports(true, port(data.substr(2)), port(data.substr(2)), false);
+        rule_.match.dport = std::to_string(port(data.substr(2)));
         return true;
       }
-      if (r.offset == 13 && r.len == 1 && rule_.match.protocol == "tcp") {  // --tcp-flags / --syn
-        transport_module();
+      if (r.offset == 13 && r.len == 1 && data.size() == 1 && proto() == IPPROTO_TCP) {  // --tcp-flags / --syn
+        tcp_.flg_mask = r.masked ? r.mask[0] : 0xFF;
+        tcp_.flg_cmp = static_cast<uint8_t>(data[0]);
+        if (negated) tcp_.invflags |= XT_TCP_INV_FLAGS;
         return true;
       }
     }
     return false;
   }
 
-  bool address(const Reg& r, bool negated, std::string_view data) {
+  bool network(const Reg& r, bool negated, std::string_view data) {
     const bool v6 = af_ == AF_INET6;
+    if (!v6 && r.offset == 9 && r.len == 1 && data.size() == 1) {  // -p as the ip header's protocol byte
+      ip_.v4.proto = static_cast<uint8_t>(data[0]);
+      if (negated) ip_.v4.invflags |= XT_INV_PROTO;
+      rule_.match.protocol = protocol_name(static_cast<uint8_t>(data[0]));
+      rule_.match.protocol_negated = negated;
+      return true;
+    }
+    if (!v6 && r.offset == 6 && r.len == 2 && r.masked) {  // -f: fragment offset != 0
+      ip_.v4.flags |= IPT_F_FRAG;
+      if (!negated) ip_.v4.invflags |= IPT_INV_FRAG;  // "== 0": not a fragment
+      return true;
+    }
     const uint32_t src = v6 ? 8 : 12, dst = v6 ? 24 : 16, full = v6 ? 16 : 4;
     if ((r.offset != src && r.offset != dst) || r.len == 0 || r.len > full || data.size() != r.len) return false;
     std::array<uint8_t, 16> addr{}, mask{};
@@ -256,15 +445,30 @@ class IptablesDecoder {
     } else {
       std::memset(mask.data(), 0xff, r.len);  // iptables-nft loads only the prefix's bytes
     }
+    const bool is_src = r.offset == src;
+    if (v6) {
+      std::memcpy(is_src ? &ip_.v6.src : &ip_.v6.dst, addr.data(), 16);
+      std::memcpy(is_src ? &ip_.v6.smsk : &ip_.v6.dmsk, mask.data(), 16);
+    } else {
+      std::memcpy(is_src ? &ip_.v4.src : &ip_.v4.dst, addr.data(), 4);
+      std::memcpy(is_src ? &ip_.v4.smsk : &ip_.v4.dmsk, mask.data(), 4);
+    }
+    if (negated) invflags() |= is_src ? IPT_INV_SRCIP : IPT_INV_DSTIP;
     model::Prefix prefix{cidr_text(af_, addr.data(), mask.data()), negated};
-    (r.offset == src ? rule_.match.source : rule_.match.destination) = std::move(prefix);
+    (is_src ? rule_.match.source : rule_.match.destination) = std::move(prefix);
     return true;
   }
 
   model::Rule& rule_;
   int af_;
   std::array<Reg, 24> regs_{};
-  bool transport_seen_ = false;
+  XtIpHeader ip_{};
+  std::vector<std::vector<uint8_t>> matches_;  // xt_entry_match blobs, in the rule's order
+  std::vector<uint8_t> target_;                // xt_entry_target blob ("" for a verdict / jump)
+  xt_tcp tcp_{};
+  xt_udp udp_{};
+  size_t tcp_at_ = kNone, udp_at_ = kNone;     // their places in matches_
+  bool xt_comment_ = false;
 };
 
 // Native nftables record: the verdict of the rule's last statement, as the
@@ -356,6 +560,10 @@ model::Rule decode_nft_rule(const nlmsghdr* nlh, const RuleDecodeOptions& option
   }
   const std::string comment = udata_comment(tb[NFTA_RULE_USERDATA]);
   if (!comment.empty() && rule.match.comment.empty()) rule.match.comment = comment;
+  if (options.iptables && decoded) {
+    ipt.udata_comment(comment);
+    rule.text = ipt.text(str(tb[NFTA_RULE_CHAIN]));
+  }
   if (!decoded) {
     rule.undecoded = true;
     rule.raw = nftnl_rule_text(nlh);

@@ -12,10 +12,11 @@
 #undef _Bool
 #include <linux/netfilter/xt_tcpudp.h>
 
-#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace dpscope::netfilter {
 
@@ -93,148 +94,17 @@ bool decode_multiport(uint8_t revision, const uint8_t* data, size_t len, model::
   return true;
 }
 
-// struct nf_nat_range2 in host form, filled from any of the NAT blob revisions.
-struct NatRange {
-  uint32_t flags = 0;
-  std::array<uint8_t, 16> min_addr{};
-  std::array<uint8_t, 16> max_addr{};
-  uint16_t min_port = 0;  // host order
-  uint16_t max_port = 0;
-  uint16_t base_port = 0;
-};
-constexpr uint32_t kNatMapIps = 1, kNatProtoSpecified = 2, kNatRandom = 4, kNatPersistent = 8,
-                   kNatRandomFully = 16, kNatProtoOffset = 32;
-
-// rev 0 (IPv4 only): nf_nat_ipv4_multi_range_compat { u32 rangesize; { u32 flags; be32 min_ip, max_ip; be16 min, max; } }
-// rev 1: nf_nat_range { u32 flags; inet_addr min, max; be16 min_proto, max_proto }, rev 2 adds be16 base_proto.
-bool read_nat_range(uint8_t revision, int family, const uint8_t* data, size_t len, NatRange& r) {
-  if (revision == 0 && family == AF_INET) {
-    if (len < 20 || get_u32(data) != 1) return false;
-    r.flags = get_u32(data + 4);
-    std::memcpy(r.min_addr.data(), data + 8, 4);
-    std::memcpy(r.max_addr.data(), data + 12, 4);
-    r.min_port = ntohs(get_u16(data + 16));
-    r.max_port = ntohs(get_u16(data + 18));
-    return true;
-  }
-  if (len < 40) return false;
-  r.flags = get_u32(data);
-  std::memcpy(r.min_addr.data(), data + 4, 16);
-  std::memcpy(r.max_addr.data(), data + 20, 16);
-  r.min_port = ntohs(get_u16(data + 36));
-  r.max_port = ntohs(get_u16(data + 38));
-  if (revision >= 2 && len >= 42) r.base_port = ntohs(get_u16(data + 40));
-  return true;
-}
-
-// libxt_NAT.c sprint_range + __NAT_save.
-std::string nat_args(const char* option, const NatRange& r, int family) {
-  std::string range;
-  const bool brackets = family == AF_INET6 && (r.flags & kNatProtoSpecified);
-  const size_t alen = family == AF_INET6 ? 16 : 4;
-  if (r.flags & kNatMapIps) {
-    if (brackets) range += '[';
-    range += addr_text(family, r.min_addr.data());
-    if (std::memcmp(r.min_addr.data(), r.max_addr.data(), alen) != 0) {
-      range += '-' + addr_text(family, r.max_addr.data());
-    }
-    if (brackets) range += ']';
-  }
-  if (r.flags & kNatProtoSpecified) {
-    range += ':' + std::to_string(r.min_port);
-    if (r.max_port != r.min_port) range += '-' + std::to_string(r.max_port);
-    if (r.flags & kNatProtoOffset) range += '/' + std::to_string(r.base_port);
-  }
-  std::string out;
-  if (!range.empty()) out = std::string("--") + option + " " + range;
-  auto add = [&out](const char* s) {
-    if (!out.empty()) out += ' ';
-    out += s;
-  };
-  if (r.flags & kNatRandom) add("--random");
-  if (r.flags & kNatPersistent) add("--persistent");
-  if (r.flags & kNatRandomFully) add("--random-fully");
-  return out;
-}
-
-// libxt_MASQUERADE.c / libxt_REDIRECT.c save.
-std::string ports_args(const NatRange& r, bool random_fully_allowed) {
-  std::string out;
-  if (r.flags & kNatProtoSpecified) {
-    out = "--to-ports " + std::to_string(r.min_port);
-    if (r.max_port != r.min_port) out += '-' + std::to_string(r.max_port);
-  }
-  auto add = [&out](const char* s) {
-    if (!out.empty()) out += ' ';
-    out += s;
-  };
-  if (r.flags & kNatRandom) add("--random");
-  if (random_fully_allowed && (r.flags & kNatRandomFully)) add("--random-fully");
-  return out;
-}
-
-std::string hex(uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%x", v);
-  return buf;
-}
-
-std::string reject_args(int family, const uint8_t* data, size_t len) {
-  if (len < 4) return "";
-  const uint32_t with = get_u32(data);
-  // libipt_REJECT.c / libip6t_REJECT.c reject_table, indexed by enum ipt/ip6t_reject_with.
-  static constexpr std::array<const char*, 9> kV4 = {
-      "icmp-net-unreachable",  "icmp-host-unreachable", "icmp-proto-unreachable",
-      "icmp-port-unreachable", nullptr /* echo-reply */, "icmp-net-prohibited",
-      "icmp-host-prohibited",  "tcp-reset",             "icmp-admin-prohibited"};
-  static constexpr std::array<const char*, 9> kV6 = {
-      "icmp6-no-route",         "icmp6-adm-prohibited", "icmp6-not-neighbor",
-      "icmp6-addr-unreachable", "icmp6-port-unreachable", nullptr /* echo-reply */,
-      "tcp-reset",              "icmp6-policy-fail",    "icmp6-reject-route"};
-  const auto& table = family == AF_INET6 ? kV6 : kV4;
-  if (with >= table.size() || table[with] == nullptr) return "";
-  return std::string("--reject-with ") + table[with];
-}
-
-std::string log_args(const uint8_t* data, size_t len) {
-  // struct xt_log_info { u8 level; u8 logflags; char prefix[30]; }
-  if (len < 32) return "";
-  std::string out;
-  const char* prefix = reinterpret_cast<const char*>(data + 2);
-  const std::string p(prefix, strnlen(prefix, 30));
-  if (!p.empty()) out += "--log-prefix" + xtables_save_string(p);
-  auto add = [&out](const std::string& s) {
-    if (!out.empty()) out += ' ';
-    out += s;
-  };
-  if (data[0] != 4) add("--log-level " + std::to_string(data[0]));
-  const uint8_t f = data[1];
-  if (f & 0x01) add("--log-tcp-sequence");
-  if (f & 0x02) add("--log-tcp-options");
-  if (f & 0x04) add("--log-ip-options");
-  if (f & 0x08) add("--log-uid");
-  if (f & 0x20) add("--log-macdecode");
-  return out;
-}
-
 }  // namespace
 
-std::string xtables_save_string(std::string_view value) {
-  static constexpr std::string_view kNoQuote =
-      "_-0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-  const size_t bare = value.find_first_not_of(kNoQuote);
-  if (!value.empty() && bare == std::string_view::npos) return " " + std::string(value);
-  std::string out = " \"";
-  for (char c : value) {
-    if (c == '"' || c == '\\' || c == '\'') out += '\\';
-    out += c;
-  }
-  out += '"';
-  return out;
-}
+namespace {
 
-std::string protocol_name(uint8_t proto) {
-  // libxtables xtables_chain_protos first (what iptables-save prints), then /etc/protocols.
+std::string lookup_protocol_name(uint8_t proto) {
+  // xshared.c proto_to_name: the services database first (what iptables-save
+  // prints: "mobility-header" for 135), then libxtables' xtables_chain_protos.
+  struct protoent ent;
+  struct protoent* res = nullptr;
+  char buf[1024];
+  if (proto != 0 && getprotobynumber_r(proto, &ent, buf, sizeof buf, &res) == 0 && res != nullptr) return res->p_name;
   switch (proto) {
     case IPPROTO_TCP: return "tcp";
     case IPPROTO_UDP: return "udp";
@@ -244,14 +114,22 @@ std::string protocol_name(uint8_t proto) {
     case IPPROTO_ICMPV6: return "ipv6-icmp";
     case IPPROTO_ESP: return "esp";
     case IPPROTO_AH: return "ah";
-    case IPPROTO_MH: return "mh";
+    case IPPROTO_MH: return "ipv6-mh";
     default: break;
   }
-  struct protoent ent;
-  struct protoent* res = nullptr;
-  char buf[1024];
-  if (getprotobynumber_r(proto, &ent, buf, sizeof buf, &res) == 0 && res != nullptr) return res->p_name;
   return std::to_string(proto);
+}
+
+}  // namespace
+
+std::string protocol_name(uint8_t proto) {
+  // getprotobynumber_r reads /etc/protocols on every call: once per number, not once per rule.
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v(256);
+    for (int p = 0; p < 256; ++p) v[p] = lookup_protocol_name(static_cast<uint8_t>(p));
+    return v;
+  }();
+  return names[proto];
 }
 
 std::string cidr_text(int family, const uint8_t* addr, const uint8_t* mask) {
@@ -302,47 +180,6 @@ bool decode_xt_match(std::string_view name, uint8_t revision, const uint8_t* dat
   if (name == "multiport") return decode_multiport(revision, data, len, m);
   (void)family;
   return true;
-}
-
-bool xt_target_args_decoded(std::string_view name) {
-  return name == "DNAT" || name == "SNAT" || name == "MASQUERADE" || name == "REDIRECT" || name == "MARK" ||
-         name == "REJECT" || name == "LOG" || name == "CONNMARK";
-}
-
-void decode_xt_target(std::string_view name, uint8_t revision, const uint8_t* data, size_t len, int family,
-                      model::Rule& rule) {
-  rule.verdict_kind = "target";
-  rule.target = std::string(name);
-  rule.target_args.clear();
-  NatRange range;
-  if (name == "DNAT" || name == "SNAT") {
-    if (read_nat_range(revision, family, data, len, range)) {
-      rule.target_args = nat_args(name == "DNAT" ? "to-destination" : "to-source", range, family);
-    }
-  } else if (name == "MASQUERADE" || name == "REDIRECT") {
-    if (read_nat_range(family == AF_INET ? 0 : 1, family, data, len, range)) {
-      rule.target_args = ports_args(range, name == "MASQUERADE");
-    }
-  } else if (name == "MARK") {
-    if (revision == 2 && len >= 8) {
-      rule.target_args = "--set-xmark " + hex(get_u32(data)) + "/" + hex(get_u32(data + 4));
-    }
-  } else if (name == "CONNMARK") {
-    // struct xt_connmark_tginfo1 { u32 ctmark, ctmask, nfmask; u8 mode; }
-    if (revision == 1 && len >= 13) {
-      const uint32_t ctmark = get_u32(data), ctmask = get_u32(data + 4), nfmask = get_u32(data + 8);
-      switch (data[12]) {
-        case 0: rule.target_args = "--set-xmark " + hex(ctmark) + "/" + hex(ctmask); break;
-        case 1: rule.target_args = "--save-mark --nfmask " + hex(nfmask) + " --ctmask " + hex(ctmask); break;
-        case 2: rule.target_args = "--restore-mark --nfmask " + hex(nfmask) + " --ctmask " + hex(ctmask); break;
-        default: break;
-      }
-    }
-  } else if (name == "REJECT") {
-    rule.target_args = reject_args(family, data, len);
-  } else if (name == "LOG") {
-    rule.target_args = log_args(data, len);
-  }
 }
 
 }  // namespace dpscope::netfilter

@@ -1,7 +1,8 @@
-// Decoders of the x_tables match/target blobs (xt_*_info) into the rule record.
+// Decoders of the x_tables match blobs (xt_*_info) into the rule record's
+// structured fields (dport, comment, module names: what analysis reads).
 // Both backends carry the same blobs: legacy iptables in its entries, and
-// iptables-nft in its xtables-compat `match`/`target` expressions. The output
-// follows what `iptables-save` prints, so a live rule equals its import.
+// iptables-nft in its xtables-compat `match` expressions. The rule's text and
+// its target's options are printed by libxtables (xt_save.h).
 #pragma once
 
 #include <cstddef>
@@ -20,21 +21,10 @@ namespace dpscope::netfilter {
 bool decode_xt_match(std::string_view name, uint8_t revision, const uint8_t* data, size_t len, int family,
                      model::RuleMatch& match);
 
-// Sets verdict_kind "target", target = name, and target_args as iptables-save
-// prints them for the targets in xt_target_args_decoded(); "" for others.
-void decode_xt_target(std::string_view name, uint8_t revision, const uint8_t* data, size_t len, int family,
-                      model::Rule& rule);
-
-// Whether decode_xt_target reproduces iptables-save's option text for this target.
-bool xt_target_args_decoded(std::string_view name);
-
 // "tcp" for 6 etc., the way iptables-save names -p (number when unknown).
 std::string protocol_name(uint8_t proto);
 
 // Address text as iptables-save prints it: "10.0.0.0/8" (prefix from a contiguous mask).
 std::string cidr_text(int family, const uint8_t* addr, const uint8_t* mask);
-
-// iptables' xtables_save_string: bare when only [A-Za-z0-9_-], else quoted with \" \\ \' escaped.
-std::string xtables_save_string(std::string_view value);
 
 }  // namespace dpscope::netfilter

@@ -125,7 +125,7 @@ int run_compare(const CompareArgs& a) {
 void add_compare(CLI::App* sub, Runner& run, CLI::App&) {
   auto args = std::make_shared<CompareArgs>();
   sub->add_option("snapshots", args->inputs,
-                  "snapshot files (dpscope.snapshot/v1 JSON, .json.zst, .json.gz), or cluster folders of them; one "
+                  "snapshot files (dpscope.snapshot JSON, .json.zst, .json.gz), or cluster folders of them; one "
                   "alone is a one-node report")
       ->type_name("FILE|DIR")
       ->required();

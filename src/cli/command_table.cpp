@@ -24,7 +24,7 @@ through the kernel's getsockopt interface) and eBPF (programs, maps, links, atta
 points, Cilium/Calico service maps) and the dataplane's agents (kube-proxy, cilium-agent,
 calico-node, ... found in /proc: RSS, PSS, threads, their memory cgroup's memory.current,
 memory.stat and kubelet's working set, and the pod/container the cgroup path names),
-and writes one "dpscope.snapshot/v1" JSON file (zstd or gzip when FILE ends in .zst or .gz).
+and writes one "dpscope.snapshot/v2" JSON file (zstd or gzip when FILE ends in .zst or .gz).
 Nothing is changed: only plain GET requests are sent (never the *_RESET ones that
 zero counters). The nf_tables part is one consistent ruleset generation: when the
 ruleset changes during the read, it is read again (netfilter.collection.nft_retries).

@@ -53,6 +53,7 @@ json rule_json(const Rule& r) {
   json j = {{"position", r.position}, {"match", m}, {"verdict_kind", r.verdict_kind}};
   if (!r.target.empty()) j["target"] = r.target;
   if (!r.target_args.empty()) j["target_args"] = r.target_args;
+  if (!r.text.empty()) j["text"] = r.text;
   if (r.counters) j["counters"] = counters_json(*r.counters);
   if (r.undecoded) {
     j["undecoded"] = true;
@@ -323,6 +324,7 @@ Rule read_rule(const Reader& r) {
   }
   x.target = r.str_or("target");
   x.target_args = r.str_or("target_args");
+  x.text = r.str_or("text");
   if (r.has("counters")) x.counters = read_counters(r.at("counters"));
   x.undecoded = r.bool_or("undecoded", false);
   x.raw = r.str_or("raw");
@@ -506,9 +508,12 @@ void check_schema(const Reader& r) {
   }
   const std::string version = schema.substr(prefix.size());
   const std::string major = version.substr(0, version.find('.'));
-  if (major != std::to_string(kSchemaMajor)) {
-    r.at("schema").fail("unsupported schema version \"" + schema + "\": this dpscope reads major version " +
-                        std::to_string(kSchemaMajor) + " (\"" + kSchema + "\")");
+  bool known = false;
+  for (int m = kSchemaOldestMajor; m <= kSchemaMajor; ++m) known |= major == std::to_string(m);
+  if (!known) {
+    r.at("schema").fail("unsupported schema version \"" + schema + "\": this dpscope reads major versions " +
+                        std::to_string(kSchemaOldestMajor) + " to " + std::to_string(kSchemaMajor) + " (\"" +
+                        kSchema + "\")");
   }
 }
 

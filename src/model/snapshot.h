@@ -2,7 +2,7 @@
 //
 // This is the only language collectors, analysis and renderers share. It holds
 // facts, not conclusions (no "mode", no "owner": those are analysis). Its JSON
-// form is "dpscope.snapshot/v1", documented field by field in
+// form is "dpscope.snapshot/v2", documented field by field in
 // docs/snapshot-schema.md. Keep the two in step.
 #pragma once
 
@@ -15,8 +15,12 @@
 
 namespace dpscope::model {
 
-inline constexpr const char* kSchema = "dpscope.snapshot/v1";
-inline constexpr int kSchemaMajor = 1;
+inline constexpr const char* kSchema = "dpscope.snapshot/v2";
+inline constexpr int kSchemaMajor = 2;
+// v1 files still load: v2 only added fields (Rule::text), so a v1 rule reads
+// with its text absent.
+inline constexpr int kSchemaOldestMajor = 1;
+inline constexpr const char* kSchemaV1 = "dpscope.snapshot/v1";
 
 // ---------------------------------------------------------------- node
 
@@ -78,6 +82,10 @@ struct Rule {
   std::string target;
   std::string target_args;    // e.g. "--to-destination 10.1.2.3:80" ("" when not decoded)
   std::optional<Counters> counters;
+  // The rule exactly as the backend's own tool prints it, without counters:
+  // iptables tables as iptables-save / iptables-legacy-save ("-A CHAIN ...").
+  // "" = absent (a v1 file, a native nftables rule, an undecoded rule).
+  std::string text;
   // A live rule holding an expression dpscope cannot decode is kept and
   // marked, never dropped. `raw` holds what could be rendered of it.
   bool undecoded = false;

@@ -51,7 +51,7 @@ enum class Key : uint8_t {
   // counters
   Packets, Bytes,
   // rule
-  Counters, Match, Position, Raw, Target, TargetArgs, Undecoded, VerdictKind,
+  Counters, Match, Position, Raw, Target, TargetArgs, Text, Undecoded, VerdictKind,
   // match
   Comment, Destination, Dport, DportNegated, Modules, Protocol, ProtocolNegated, Source,
   // prefix
@@ -64,7 +64,7 @@ Key key_of(const std::string& k) {
     case 3: return k == "raw" ? Key::Raw : Key::Other;
     case 4:
       return k == "name" ? Key::Name : k == "base" ? Key::Base : k == "hook" ? Key::Hook : k == "type" ? Key::Type
-             : k == "cidr" ? Key::Cidr : Key::Other;
+             : k == "cidr" ? Key::Cidr : k == "text" ? Key::Text : Key::Other;
     case 5: return k == "rules" ? Key::Rules : k == "match" ? Key::Match : k == "bytes" ? Key::Bytes
                    : k == "dport" ? Key::Dport : Key::Other;
     case 6: return k == "policy" ? Key::Policy : k == "target" ? Key::Target : k == "source" ? Key::Source : Key::Other;
@@ -695,6 +695,7 @@ class SnapshotSax {
           case Key::Raw: set(rule_.raw, s, "raw"); break;
           case Key::Target: set(rule_.target, s, "target"); break;
           case Key::TargetArgs: set(rule_.target_args, s, "target_args"); break;
+          case Key::Text: set(rule_.text, s, "text"); break;
           case Key::Undecoded: set(rule_.undecoded, s, "undecoded"); break;
           case Key::VerdictKind: set(rule_.verdict_kind, s, "verdict_kind"); break;
           case Key::Match: case Key::Counters:
@@ -1003,9 +1004,9 @@ Snapshot read_snapshot(Input&& input, InputControl& in, Reopen reopen, const std
     const TextPosition at = position_of_byte(*again, byte ? byte - 1 : 0);
     throw InputError(origin, at.line, at.column, what);
   }
-  Snapshot s = from_json(root, origin);  // schema first: a v2 file is "unsupported", not a chain error
+  Snapshot s = from_json(root, origin);  // schema first: a v3 file is "unsupported", not a chain error
   // A newer minor version only adds fields; say which ones this dpscope ignores.
-  if (options.warn && s.schema != kSchema) {
+  if (options.warn && s.schema != kSchema && s.schema != kSchemaV1) {
     const auto unknown = unknown_fields(root, s);
     if (!unknown.empty()) {
       std::string list;

@@ -278,7 +278,7 @@ void write_strings(Writer& w, const std::vector<std::string>& v, int level) {
 size_t max_rule_text(const Rule& r) {
   const auto& m = r.match;
   size_t n = 512 + max_escaped(m.comment) + max_escaped(m.dport) + max_escaped(m.protocol) + max_escaped(r.raw) +
-             max_escaped(r.target) + max_escaped(r.target_args) + max_escaped(r.verdict_kind);
+             max_escaped(r.target) + max_escaped(r.target_args) + max_escaped(r.text) + max_escaped(r.verdict_kind);
   if (m.source) n += max_escaped(m.source->cidr);
   if (m.destination) n += max_escaped(m.destination->cidr);
   for (const auto& module : m.modules) n += max_escaped(module) + 1;
@@ -341,6 +341,7 @@ char* render_rule(char* o, const Rule& r) {
   if (r.undecoded) lit(",\"raw\":"), str(r.raw);
   if (!r.target.empty()) lit(",\"target\":"), str(r.target);
   if (!r.target_args.empty()) lit(",\"target_args\":"), str(r.target_args);
+  if (!r.text.empty()) lit(",\"text\":"), str(r.text);
   if (r.undecoded) lit(",\"undecoded\":true");
   lit(",\"verdict_kind\":");
   str(r.verdict_kind);

@@ -383,7 +383,7 @@ TEST(Progress, OnlyOnATerminalAndSilencedByQuiet) {
   EXPECT_EQ(pipe.exit_code, 0) << pipe.err;
   EXPECT_EQ(pipe.err, "");
   // The snapshot written on a terminal is the same file.
-  EXPECT_EQ(json::parse(read_text(dir.file("n.json")))["schema"], "dpscope.snapshot/v1");
+  EXPECT_EQ(json::parse(read_text(dir.file("n.json")))["schema"], "dpscope.snapshot/v2");
 }
 
 // ---------------------------------------------------------------- make demo

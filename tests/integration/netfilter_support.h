@@ -68,8 +68,7 @@ inline std::string table_key(const model::Table& t) {
   return std::string(model::to_string(t.backend)) + " " + t.family + " " + t.name;
 }
 
-// Rule fields except the volatile counters; target_args only where dpscope
-// reproduces iptables-save's text for that target (netfilter/xt.h).
+// Rule fields except the volatile counters.
 inline std::string rule_text(const model::Rule& r) {
   std::ostringstream o;
   const auto& m = r.match;
@@ -79,7 +78,7 @@ inline std::string rule_text(const model::Rule& r) {
     << " comment=[" << m.comment << "] modules=";
   for (const auto& mod : m.modules) o << mod << ",";
   o << " " << r.verdict_kind << " " << r.target;
-  if (r.verdict_kind != "target" || netfilter::xt_target_args_decoded(r.target)) o << " args=[" << r.target_args << "]";
+  o << " args=[" << r.target_args << "] text=[" << r.text << "]";
   if (r.undecoded) o << " UNDECODED " << r.raw;
   return o.str();
 }

@@ -2,6 +2,10 @@
 
 #include "model/json.h"
 #include "model/snapshot.h"
+#include "model/snapshot_writer.h"
+
+#include <cstdio>
+#include <cstdlib>
 #include "util/error.h"
 
 namespace dpscope::model {
@@ -87,8 +91,8 @@ TEST(ModelJson, RejectsUnknownSchema) {
 
 TEST(ModelJson, RejectsOtherMajorVersion) {
   try {
-    from_json_text(R"({"schema": "dpscope.snapshot/v2"})", "x.json");
-    FAIL() << "accepted v2";
+    from_json_text(R"({"schema": "dpscope.snapshot/v3"})", "x.json");
+    FAIL() << "accepted v3";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("unsupported schema version"), std::string::npos) << e.what();
   }
@@ -123,6 +127,57 @@ TEST(ModelJson, RuleCountMustMatchRecordedRules) {
 TEST(ModelJson, UnknownBackendIsAnError) {
   EXPECT_THROW(from_json_text(R"({"schema":"dpscope.snapshot/v1","netfilter":{"tables":[{"backend":"ipvs","family":"ip","name":"t"}]}})", "t.json"),
                InputError);
+}
+
+}  // namespace
+}  // namespace dpscope::model
+
+namespace dpscope::model {
+namespace {
+
+// v2 added Rule::text: written by the streaming writer, read back by both
+// loaders; a v1 file still loads, its rules without text.
+TEST(ModelJson, RuleTextV2RoundTripsAndV1LoadsWithoutIt) {
+  Snapshot s;
+  s.netfilter.collected = true;
+  Table t;
+  t.backend = Backend::IptablesLegacy;
+  t.family = "ip";
+  t.name = "filter";
+  Chain c;
+  c.name = "INPUT";
+  c.base = BaseChain{"input", "filter", 0, "ACCEPT"};
+  Rule r;
+  r.position = 1;
+  r.verdict_kind = "verdict";
+  r.target = "DROP";
+  r.text = "-A INPUT -m comment --comment \"a \\\"b\\\"\" -j DROP";
+  c.rules.push_back(r);
+  c.rule_count = 1;
+  t.chains.push_back(c);
+  s.netfilter.tables.push_back(t);
+  std::string written;
+  {
+    char* buf = nullptr;
+    size_t len = 0;
+    FILE* f = open_memstream(&buf, &len);
+    write_snapshot(s, f);
+    std::fclose(f);
+    written.assign(buf, len);
+    std::free(buf);
+  }
+  EXPECT_NE(written.find("\"schema\": \"dpscope.snapshot/v2\""), std::string::npos) << written.substr(0, 200);
+  const Snapshot back = from_json_text(written, "v2.json");
+  EXPECT_EQ(back.netfilter.tables.at(0).chains.at(0).rules.at(0).text, r.text);
+  EXPECT_EQ(from_json(to_json(s), "tree.json").netfilter.tables.at(0).chains.at(0).rules.at(0).text, r.text);
+
+  const std::string v1 = R"({"schema":"dpscope.snapshot/v1","netfilter":{"collected":true,"tables":[{"backend":"iptables-legacy",
+    "family":"ip","name":"filter","chains":[{"name":"INPUT","rules":[{"position":1,"match":{},"verdict_kind":"verdict",
+    "target":"DROP"}]}]}]}})";
+  const Snapshot old = from_json_text(v1, "v1.json");
+  EXPECT_EQ(old.schema, "dpscope.snapshot/v1");
+  EXPECT_EQ(old.netfilter.tables.at(0).chains.at(0).rules.at(0).text, "");  // absent
+  EXPECT_EQ(old.netfilter.tables.at(0).chains.at(0).rules.at(0).target, "DROP");
 }
 
 }  // namespace

@@ -262,7 +262,7 @@ TEST(SnapshotReader, UnknownKeysAndNullsAreIgnored) {
 
 TEST(SnapshotReader, SchemaIsCheckedBeforeChains) {
   // A future major version with a different chain layout is "unsupported", not a chain error.
-  const std::string what = error_of(R"({"netfilter":{"tables":[{"chains":[{"name":1}]}]},"schema":"dpscope.snapshot/v2"})");
+  const std::string what = error_of(R"({"netfilter":{"tables":[{"chains":[{"name":1}]}]},"schema":"dpscope.snapshot/v3"})");
   EXPECT_NE(what.find("unsupported schema version"), std::string::npos) << what;
 }
 
