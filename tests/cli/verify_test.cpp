@@ -357,7 +357,7 @@ TEST_F(KubeProxyOverall, CompareWithIntentAddsEachSidesVerifySummary) {
   write_text(dir.file("bad.json"), "{\"kind\": \"List\", \"items\": [");
   auto bad = compare(dir.file("bad.json"), "json");
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
-  EXPECT_NE(bad.err.find("bad.json:1: invalid JSON"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("bad.json:1:28: invalid JSON"), std::string::npos) << bad.err;
 }
 
 TEST_F(KubeProxyOverall, NothingReadIsNotVerifiedNotMissing) {
