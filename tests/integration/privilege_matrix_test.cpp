@@ -58,7 +58,14 @@ const std::vector<Part> kParts = {
     {"netfilter.iptables-nft", [](const json& s) { return tables_of(s, "iptables-nft"); }},
     {"netfilter.iptables-legacy", [](const json& s) { return tables_of(s, "iptables-legacy"); }},
     {"netfilter.nftables", [](const json& s) { return tables_of(s, "nftables"); }},
-    {"ebpf.programs", [](const json& s) { return s["ebpf"].value("programs", json::array()); }},
+    {"ebpf.programs",
+     [](const json& s) {
+       // loaded_at is boot time + the kernel's load time, both read per snapshot and
+       // rounded to seconds: two snapshots a moment apart may differ by one second.
+       json programs = s["ebpf"].value("programs", json::array());
+       for (auto& p : programs) p.erase("loaded_at");
+       return programs;
+     }},
     {"ebpf.maps", [](const json& s) { return s["ebpf"].value("maps", json::array()); }},
     {"ebpf.links", [](const json& s) { return s["ebpf"].value("links", json::array()); }},
     {"ebpf.attachments", [](const json& s) { return s["ebpf"].value("attachments", json::array()); }},
