@@ -8,6 +8,8 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 
+#include "cli/run_main.h"
+
 namespace dpscope::cli {
 
 using Runner = std::function<int()>;
@@ -22,8 +24,5 @@ void add_version(CLI::App* sub, Runner& run, CLI::App& root);
 void add_completion(CLI::App* sub, Runner& run, CLI::App& root);
 void add_man(CLI::App* sub, Runner& run, CLI::App& root);
 void add_verify(CLI::App* sub, Runner& run, CLI::App& root);
-
-// Runs the dpscope command line; returns the process exit code.
-int run_main(int argc, char** argv);
 
 }  // namespace dpscope::cli
