@@ -17,6 +17,7 @@
 #include "reports/cluster.h"
 #include "reports/comparison.h"
 #include "reports/intent_rows.h"
+#include "reports/rule_diff_render.h"
 #include "reports/render.h"
 #include "reports/scale_report.h"
 #include "reports/services_view.h"
@@ -33,6 +34,7 @@ struct CompareArgs {
   std::string format = "text";
   std::string output;
   bool services = false;
+  bool rules = false;    // --rules: the rule-level differences instead of the report
   std::vector<std::string> intent;  // --intent: verify every side against these
   std::string color = "auto";
   std::optional<size_t> width;
@@ -65,6 +67,9 @@ int run_compare(const CompareArgs& a) {
   }
   check_output_destination("-o", a.output);
   if (a.services && !a.intent.empty()) throw UsageError("compare: --intent adds rows to the report, not to --services");
+  if (a.rules && (a.services || !a.intent.empty())) {
+    throw UsageError("compare: --rules lists rule differences; it does not combine with --services or --intent");
+  }
   // The intent is read first: its errors explain every side's.
   model::Intent intent;
   std::unique_ptr<analysis::IntentIndex> index;
@@ -78,6 +83,7 @@ int run_compare(const CompareArgs& a) {
   if (dirs > 0) {
     if (dirs != a.inputs.size()) throw UsageError("compare: give either snapshot files or cluster folders, not both");
     if (a.services) throw UsageError("compare: --services compares nodes, not cluster folders");
+    if (a.rules) throw UsageError("compare: --rules compares nodes, not cluster folders");
     std::vector<reports::ClusterInput> clusters;
     for (size_t i = 0; i < a.inputs.size(); ++i) {
       clusters.push_back(
@@ -93,11 +99,17 @@ int run_compare(const CompareArgs& a) {
     write_report(a.output, text);
     return kExitOk;
   }
-  std::vector<model::Snapshot> snaps = model::load_snapshots(
-      a.inputs, {index ? analysis::verify_rule_detail : analysis::rule_detail_for, warn_on_stderr});
+  // --rules reads every rule's text; the report only the chains analysis reads.
+  std::function<model::RuleDetail(std::string_view)> detail;
+  if (!a.rules) detail = index ? analysis::verify_rule_detail : analysis::rule_detail_for;
+  std::vector<model::Snapshot> snaps = model::load_snapshots(a.inputs, {detail, warn_on_stderr});
   std::vector<reports::SideInput> sides;
   for (size_t i = 0; i < snaps.size(); ++i) {
     sides.push_back({i < a.labels.size() ? a.labels[i] : "", a.inputs[i], &snaps[i]});
+  }
+  if (a.rules) {
+    write_report(a.output, reports::render_rule_diff(reports::rule_diff_view(sides), format, text_options(a, format)));
+    return kExitOk;
   }
   if (a.services) {
     std::string text = reports::render_services(reports::services_view(sides), format, text_options(a, format));
@@ -135,6 +147,9 @@ void add_compare(CLI::App* sub, Runner& run, CLI::App&) {
   sub->add_flag("--services", args->services,
                 "per-Service view: each service port's rules and chains (iptables, nftables) and its frontend and "
                 "backends (eBPF) on each side");
+  sub->add_flag("--rules", args->rules,
+                "rule-level differences: per table and chain, the rules one side has and another has not, by their "
+                "exact text (counters, handles and positions ignored)");
   sub->add_option("--intent", args->intent,
                   "the cluster's Services and EndpointSlices (kubectl get services,endpointslices -A -o json; "
                   "repeatable): adds each side's dpscope verify summary as rows")

@@ -95,6 +95,17 @@ endpoint and the dataplane (iptables-nft, iptables-legacy, nftables, cilium, cal
 docs/verify.md. A dataplane that was not read in full gets `not-verified`, never a pass. Exit 0: every
 node matches; 1: findings; 2: bad input.)";
 
+const char* const kExportDescription = R"(Writes a snapshot's iptables tables back as the standard tool prints them, from each rule's
+recorded text: --format iptables-save (IPv4) or ip6tables-save (IPv6), of the iptables-nft or the
+iptables-legacy backend (--backend; needed only when both hold tables). For a live snapshot the
+text equals what iptables-save / iptables-legacy-save print for that state, header comments aside:
+tables in iptables-nft-save's order (legacy-save follows the kernel's module order instead), built-in
+chains in hook order with their policy and counters, user chains by name, rules in chain order. The
+file re-imports (`dpscope import --iptables-save`) and loads with iptables-restore. A snapshot whose
+netfilter part was not read, a chain whose rules were only counted, or a rule without text (a v1
+file) is an error (exit 2), never a shorter ruleset. Native nftables tables are not exported: their
+rule text is not recorded yet.)";
+
 const char* const kVersionDescription = R"(The version and git commit of this binary, the versions of the libraries it was built with
 (libnftnl, libmnl, libbpf, libzstd, zlib, CLI11, nlohmann-json; "runtime" when the loaded library
 was asked, "build" when only the build's headers know it), and the kernel features dpscope's readers
@@ -142,6 +153,7 @@ const std::vector<CommandSpec> kCommands = {
       "dpscope compare node.json                                 # one node: its report alone",
       "dpscope compare cluster-a/ cluster-b/ --format html -o clusters.html",
       "dpscope compare kube-proxy.json cilium.json --services    # per Service",
+      "dpscope compare before.json after.json --rules            # the rules that differ, by text",
       "dpscope compare cluster/ --intent cluster-intent.json     # plus each side's verify summary"},
      add_compare},
     {"check",
@@ -171,6 +183,13 @@ const std::vector<CommandSpec> kCommands = {
       "dpscope verify intent.json node-a.json node-b.json",
       "dpscope verify intent.json nodes/ --format json -o verify.json"},
      add_verify},
+    {"export",
+     "Write a snapshot's iptables tables back as iptables-save / ip6tables-save text",
+     kExportDescription,
+     {"dpscope export node.json > node.iptables-save.txt",
+      "dpscope export node.json.zst --format ip6tables-save --backend legacy -o node.ip6tables-legacy-save.txt",
+      "diff <(dpscope export before.json) <(dpscope export after.json)   # what changed, rule by rule"},
+     add_export},
     {"version",
      "Version, git commit, library versions and the kernel features found on this machine",
      kVersionDescription,

@@ -24,5 +24,6 @@ void add_version(CLI::App* sub, Runner& run, CLI::App& root);
 void add_completion(CLI::App* sub, Runner& run, CLI::App& root);
 void add_man(CLI::App* sub, Runner& run, CLI::App& root);
 void add_verify(CLI::App* sub, Runner& run, CLI::App& root);
+void add_export(CLI::App* sub, Runner& run, CLI::App& root);
 
 }  // namespace dpscope::cli

@@ -1,0 +1,129 @@
+#include "analysis/rule_diff.h"
+
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+namespace dpscope::analysis {
+
+bool ChainRules::compared() const {
+  for (const auto& why : not_compared) {
+    if (!why.empty()) return false;
+  }
+  return true;
+}
+
+namespace {
+
+using ChainKey = std::tuple<int, std::string, std::string, std::string>;  // backend, family, table, chain
+
+// Why a side's chain cannot be compared by text ("" = it can).
+std::string untextable(const model::Table& t, const model::Chain& c) {
+  if (!c.rules_recorded) return "rules counted, not recorded";
+  for (const auto& r : c.rules) {
+    if (!r.text.empty()) continue;
+    if (t.backend == model::Backend::Nftables) return "native nftables rule text is not recorded";
+    return "rule " + std::to_string(r.position) + " has no text (a dpscope.snapshot/v1 file?)";
+  }
+  return "";
+}
+
+// Why side `s` did not read `backend`'s tables ("" = it did).
+std::string backend_gap(const model::Snapshot& s, model::Backend backend) {
+  if (!s.netfilter.collected) return "netfilter not collected";
+  for (const auto& u : s.unavailable) {
+    const bool hit = u.section == "netfilter" ||
+                     (u.section == "netfilter.iptables-legacy" && backend == model::Backend::IptablesLegacy) ||
+                     ((u.section == "netfilter.nftables" || u.section == "netfilter.consistency") &&
+                      backend != model::Backend::IptablesLegacy) ||
+                     (u.section == "netfilter.nftables-native" && backend == model::Backend::Nftables);
+    if (hit) return u.section + ": " + u.reason;
+  }
+  return "";
+}
+
+// Every netfilter part side `s` did not read, said once per side.
+std::string side_gaps(const model::Snapshot& s) {
+  if (!s.netfilter.collected) return "netfilter not collected";
+  std::string out;
+  for (const auto& u : s.unavailable) {
+    if (u.section == "netfilter" || u.section.rfind("netfilter.", 0) == 0) {
+      out += (out.empty() ? "" : "; ") + u.section + ": " + u.reason;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+RuleDiff diff_rules(const std::vector<const model::Snapshot*>& sides) {
+  RuleDiff d;
+  d.sides = sides.size();
+  const size_t n = sides.size();
+  for (const auto* s : sides) d.side_not_read.push_back(side_gaps(*s));
+
+  struct Entry {
+    ChainRules chain;
+    std::vector<const model::Chain*> per_side;
+  };
+  std::map<ChainKey, Entry> chains;  // sorted: output order is stable across runs
+  for (size_t i = 0; i < n; ++i) {
+    for (const auto& t : sides[i]->netfilter.tables) {
+      for (const auto& c : t.chains) {
+        Entry& e = chains[{static_cast<int>(t.backend), t.family, t.name, c.name}];
+        if (e.per_side.empty()) {
+          e.chain.backend = t.backend;
+          e.chain.family = t.family;
+          e.chain.table = t.name;
+          e.chain.chain = c.name;
+          e.chain.present.assign(n, false);
+          e.chain.rules.assign(n, 0);
+          e.chain.not_compared.assign(n, "");
+          e.per_side.assign(n, nullptr);
+        }
+        e.per_side[i] = &c;
+        e.chain.present[i] = true;
+        e.chain.rules[i] = c.rule_count;
+        e.chain.not_compared[i] = untextable(t, c);
+      }
+    }
+  }
+  // A chain's absence on a side that did not read its backend is not a difference.
+  std::vector<ChainRules> not_compared;
+  for (auto& [key, e] : chains) {
+    for (size_t i = 0; i < n; ++i) {
+      const std::string gap = backend_gap(*sides[i], e.chain.backend);
+      if (!gap.empty()) e.chain.not_compared[i] = gap;
+    }
+    if (!e.chain.compared()) {
+      not_compared.push_back(std::move(e.chain));
+      continue;
+    }
+    ++d.chains_compared;
+    // Count each text per side, keeping first-seen order.
+    std::unordered_map<std::string_view, size_t> index;
+    std::vector<RuleDifference> rules;
+    for (size_t i = 0; i < n; ++i) {
+      if (!e.per_side[i]) continue;
+      for (const auto& r : e.per_side[i]->rules) {
+        auto [it, fresh] = index.try_emplace(r.text, rules.size());
+        if (fresh) rules.push_back({r.text, std::vector<uint32_t>(n, 0)});
+        ++rules[it->second].count[i];
+      }
+    }
+    for (auto& r : rules) {
+      bool same = true;
+      for (size_t i = 1; i < n; ++i) same &= r.count[i] == r.count[0];
+      if (!same) e.chain.differences.push_back(std::move(r));
+    }
+    if (e.chain.differences.empty() && e.chain.present == std::vector<bool>(n, true)) {
+      ++d.chains_identical;
+    } else {
+      d.chains.push_back(std::move(e.chain));
+    }
+  }
+  for (auto& c : not_compared) d.chains.push_back(std::move(c));
+  return d;
+}
+
+}  // namespace dpscope::analysis
