@@ -20,7 +20,7 @@ namespace {
 using nlohmann::json;
 
 const std::vector<std::string> kCommands = {"snapshot", "import",  "compare",    "check", "where",
-                                            "scale",    "verify",  "version",    "completion", "man"};
+                                            "scale",    "verify",  "export",     "version", "completion", "man"};
 
 std::string kube_proxy() { return source_path("fixtures/snapshots/kind-kube-proxy.json"); }
 std::string cilium() { return source_path("fixtures/snapshots/kind-cilium-kpr.json"); }
