@@ -61,7 +61,7 @@ bool unqualified_meta(const std::string& key) {
 bool string_typed(const json& e) {
   if (!e.is_object() || !e.contains("meta")) return false;
   const std::string key = e["meta"].value("key", "");
-  return key == "iifname" || key == "oifname" || key == "iifkind" || key == "oifkind";
+  return key == "iifname" || key == "oifname" || key == "iifkind" || key == "oifkind" || key == "iif" || key == "oif";
 }
 
 std::string expr(const json& e, Radix r = Radix::Decimal, bool quote = false);
@@ -111,7 +111,8 @@ std::string set_literal(const json& items, Radix r, bool quote) {
 std::string expr(const json& e, Radix r, bool quote) {
   if (e.is_string()) {
     const std::string s = e.get<std::string>();
-    return quote ? quoted(s) : s;
+    // "@name" is a set reference in nft's JSON, never a quoted value.
+    return quote && s.rfind('@', 0) != 0 ? quoted(s) : s;
   }
   if (e.is_number()) return number(e, r);
   if (e.is_boolean()) return e.get<bool>() ? "exists" : "missing";
@@ -142,11 +143,23 @@ std::string expr(const json& e, Radix r, bool quote) {
   }
   if (kind == "prefix") return expr(b.at("addr")) + "/" + number(b.at("len"), Radix::Decimal);
   if (kind == "range") return expr(b.at(0), r, quote) + "-" + expr(b.at(1), r, quote);
-  if (kind == "concat") return join(b, " . ", r, quote);
+  if (kind == "concat") {
+    for (const auto& part : b) {
+      if (string_typed(part)) unknown("a concatenation with a string-typed part");
+    }
+    return join(b, " . ", r, quote);
+  }
   if (kind == "set") return set_literal(b, r, quote);
   if (kind == "&" || kind == "|" || kind == "^" || kind == "<<" || kind == ">>") {
     if (!b.is_array() || b.size() != 2) unknown("a binary operation of an unknown shape");
-    const Radix left = radix_of(b[0]);
+    for (const auto& operand : b) {
+      if (operand.is_object() && operand.size() == 1 &&
+          std::set<std::string>{"&", "|", "^", "<<", ">>"}.count(operand.begin().key())) {
+        unknown("a nested binary operation");
+      }
+    }
+    // A shift's amount is a bit count, printed in decimal.
+    const Radix left = (kind == "<<" || kind == ">>") ? Radix::Decimal : radix_of(b[0]);
     return expr(b[0]) + " " + kind + " " + expr(b[1], left);
   }
   unknown("expression \"" + kind + "\"");
@@ -225,11 +238,13 @@ std::string statement(const json& s, const std::string& family) {
   if (kind == "vmap" || kind == "map") {
     const json& key = b.at("key");
     const json& data = b.at("data");
-    return expr(key) + " " + kind + " " + (data.is_string() ? data.get<std::string>() : expr(data, radix_of(key)));
+    return expr(key) + " " + kind + " " +
+           (data.is_string() ? data.get<std::string>() : expr(data, radix_of(key), string_typed(key)));
   }
   if (kind == "set") {
     const std::string op = b.value("op", "");
     if (op != "add" && op != "update" && op != "delete") unknown("set statement \"" + op + "\"");
+    if (b.contains("stmt")) unknown("a set statement with statements of its own");
     return op + " " + b.at("set").get<std::string>() + " { " + expr(b.at("elem")) + " }";
   }
   if (kind == "notrack") return "notrack";

@@ -12,58 +12,19 @@
 
 #include "collectors/import/nft_json_text.h"
 #include "model/json.h"
+#include "tests/support/nft_text.h"
 #include "tests/support/process.h"
 
 namespace dpscope::importer {
 namespace {
 
 using nlohmann::json;
-using ChainKey = std::tuple<std::string, std::string, std::string>;  // family, table, chain
-
-std::string trim(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t");
-  return b == std::string::npos ? "" : s.substr(b);
-}
-
-// `nft list ruleset` text: each chain's rule lines (its "type ... hook" line
-// and blank lines are not rules).
-std::map<ChainKey, std::vector<std::string>> rules_of_text(const std::string& text) {
-  std::map<ChainKey, std::vector<std::string>> out;
-  std::istringstream in(text);
-  std::string line, family, table, chain;
-  int depth = 0;
-  while (std::getline(in, line)) {
-    const std::string t = trim(line);
-    if (t.rfind("table ", 0) == 0) {
-      std::istringstream w(t.substr(6));
-      w >> family >> table;
-      depth = 1;
-      continue;
-    }
-    if (depth == 1 && t.rfind("chain ", 0) == 0) {
-      chain = t.substr(6, t.size() - 6 - 2);  // "chain NAME {"
-      out[{family, table, chain}];
-      depth = 2;
-      continue;
-    }
-    if (depth == 1 && (t.rfind("set ", 0) == 0 || t.rfind("map ", 0) == 0)) {
-      depth = 3;  // a set's block: not rules
-      continue;
-    }
-    if (t == "}") {
-      depth = depth >= 2 ? 1 : 0;
-      continue;
-    }
-    if (depth != 2 || t.empty() || t.rfind("type ", 0) == 0) continue;
-    out[{family, table, chain}].push_back(t);
-  }
-  return out;
-}
+using ChainKey = test::NftChainKey;
 
 void expect_every_rule_printed(const std::string& dir, size_t min_rules) {
   const std::string text = model::read_file(test::source_path(dir + "/nft-ruleset.txt.zst"));
   const json doc = json::parse(model::read_file(test::source_path(dir + "/nft-ruleset.json.zst")));
-  const auto want = rules_of_text(text);
+  const auto want = test::nft_text_rules(text).chains;
   std::map<ChainKey, std::vector<std::string>> got;
   size_t rules = 0, unknown = 0;
   for (const auto& item : doc["nftables"]) {
