@@ -8,7 +8,6 @@
 #include <unordered_map>
 
 #include "collectors/import/import.h"
-#include "collectors/import/nft_json_text.h"
 #include "model/iptables.h"
 #include "model/json_input.h"
 #include "util/error.h"
@@ -190,9 +189,6 @@ class NftParser {
     rule.position = static_cast<uint32_t>(chain.rules.size());
     rule.match.comment = optional_string(body, "comment");
     if (!expr.empty()) verdict(expr.back(), rule);
-    // As `nft list ruleset` prints it; absent when a statement is not one the
-    // printer knows (nft_json_text.h), never guessed.
-    rule.text = nft_rule_text(expr, t.table.family, rule.match.comment).text;
   }
 
   // The verdict of the rule's last statement.

@@ -23,7 +23,8 @@ enum class Radix { Decimal, Hex32 };
 
 Radix radix_of(const json& e) {
   if (e.is_object() && e.size() == 1) {
-    const auto& [kind, body] = *e.items().begin();
+    const std::string& kind = e.begin().key();
+  const json& body = e.begin().value();
     if ((kind == "meta" || kind == "ct") && body.is_object() && body.value("key", "") == "mark") return Radix::Hex32;
     // A binary operation has its left operand's type.
     if ((kind == "&" || kind == "|" || kind == "^") && body.is_array() && !body.empty()) return radix_of(body[0]);
@@ -67,7 +68,8 @@ bool string_typed(const json& e) {
 std::string expr(const json& e, Radix r = Radix::Decimal, bool quote = false);
 
 std::string verdict(const json& stmt) {
-  const auto& [kind, body] = *stmt.items().begin();
+  const std::string& kind = stmt.begin().key();
+  const json& body = stmt.begin().value();
   if (kind == "accept" || kind == "drop" || kind == "continue" || kind == "return") return kind;
   if (kind == "jump" || kind == "goto") {
     if (!body.is_object() || !body.contains("target") || !body["target"].is_string()) unknown(kind + " without a target");
@@ -118,7 +120,8 @@ std::string expr(const json& e, Radix r, bool quote) {
   if (e.is_boolean()) return e.get<bool>() ? "exists" : "missing";
   if (e.is_array()) unknown("a bare list");
   if (!e.is_object() || e.size() != 1) unknown("an expression of an unknown shape");
-  const auto& [kind, b] = *e.items().begin();
+  const std::string& kind = e.begin().key();
+  const json& b = e.begin().value();
   if (kind == "payload") {
     if (b.contains("protocol") && b.contains("field")) return b["protocol"].get<std::string>() + " " + b["field"].get<std::string>();
     unknown("a raw payload expression");
@@ -222,7 +225,8 @@ std::string nat(const std::string& kind, const json& b, const std::string& famil
 
 std::string statement(const json& s, const std::string& family) {
   if (!s.is_object() || s.size() != 1) unknown("a statement of an unknown shape");
-  const auto& [kind, b] = *s.items().begin();
+  const std::string& kind = s.begin().key();
+  const json& b = s.begin().value();
   if (kind == "match") return match(b);
   if (is_verdict(s)) return verdict(s);
   if (kind == "counter") {

@@ -23,9 +23,7 @@ std::string untextable(const model::Table& t, const model::Chain& c) {
   for (const auto& r : c.rules) {
     if (!r.text.empty()) continue;
     if (t.backend == model::Backend::Nftables) {
-      return "rule " + std::to_string(r.position) +
-             " has no text (native nftables rule text is recorded from nft -j imports only, for the statements "
-             "dpscope prints)";
+      return "rule " + std::to_string(r.position) + " has no text (native nftables rule text is not recorded yet)";
     }
     return "rule " + std::to_string(r.position) + " has no text (a dpscope.snapshot/v1 file?)";
   }
