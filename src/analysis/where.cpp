@@ -75,7 +75,7 @@ std::vector<Place> find_address(const model::Snapshot& s, const AddressQuery& q)
     for (const auto& c : t.chains) {
       for (const auto& r : c.rules) {
         std::string field;
-        auto is_addr = [&](const std::optional<model::Prefix>& p) {
+        auto is_addr = [&](const model::HeapOptional<model::Prefix>& p) {
           return p && !p->negated && single_address(p->cidr) == q.address;
         };
         if (is_addr(r.match.destination) && port_ok(r.match.dport, q)) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/agents.h"
+#include "model/heap_optional.h"
 
 namespace dpscope::model {
 
@@ -57,14 +58,16 @@ struct Counters {
 
 // What a rule matches, summarised to the fields reports need.
 struct RuleMatch {
-  std::optional<Prefix> source;
-  std::optional<Prefix> destination;
+  HeapOptional<Prefix> source;        // on the heap: most rules match no address
+  HeapOptional<Prefix> destination;
   std::string protocol;       // "tcp", "udp", "sctp", "" = any
-  bool protocol_negated = false;
   std::string dport;          // "80", "30000:30100", "" = any
-  bool dport_negated = false;  // "! --dport 80" / "! --dports 80,443"
   std::string comment;        // comment match / nft rule comment, unescaped
   std::vector<std::string> modules;  // -m modules in order ("comment", "tcp", "statistic", ...)
+  // The flags after the strings: a 20k-Service node holds ~350k rules, and
+  // each flag between two strings costs a padded word.
+  bool protocol_negated = false;
+  bool dport_negated = false;  // "! --dport 80" / "! --dports 80,443"
   bool operator==(const RuleMatch&) const = default;
 };
 
@@ -77,18 +80,18 @@ struct RuleMatch {
 //   "none"    no -j (counting / comment-only rule)
 struct Rule {
   uint32_t position = 0;      // 1-based within its chain
+  // A live rule holding an expression dpscope cannot decode is kept and
+  // marked, never dropped. `raw` holds what could be rendered of it.
+  bool undecoded = false;
   RuleMatch match;
   std::string verdict_kind = "none";
   std::string target;
   std::string target_args;    // e.g. "--to-destination 10.1.2.3:80" ("" when not decoded)
-  std::optional<Counters> counters;
+  HeapOptional<Counters> counters;
   // The rule exactly as the backend's own tool prints it, without counters:
   // iptables tables as iptables-save / iptables-legacy-save ("-A CHAIN ...").
   // "" = absent (a v1 file, a native nftables rule, an undecoded rule).
   std::string text;
-  // A live rule holding an expression dpscope cannot decode is kept and
-  // marked, never dropped. `raw` holds what could be rendered of it.
-  bool undecoded = false;
   std::string raw;
   bool operator==(const Rule&) const = default;
 };
@@ -103,8 +106,8 @@ struct BaseChain {
 
 struct Chain {
   std::string name;
-  std::optional<BaseChain> base;   // set for built-in / base chains
-  std::optional<Counters> policy_counters;
+  HeapOptional<BaseChain> base;   // set for built-in / base chains (on the heap: most chains are user chains)
+  HeapOptional<Counters> policy_counters;
   // Number of rules in the chain. Always set. Equal to rules.size() unless the
   // collector counted rules without recording them (rules_recorded == false).
   uint64_t rule_count = 0;

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "tests/support/process.h"
+#include "tests/support/verify_findings.h"
 #include "tests/support/report.h"
 
 namespace dpscope::test {
@@ -46,25 +47,6 @@ Verified verify(const std::string& intent, const std::vector<std::string>& nodes
   v.err = r.err;
   if (!r.out.empty()) v.report = json::parse(r.out);
   return v;
-}
-
-// "id dataplane service frontend endpoint" per finding.
-std::multiset<std::string> findings(const json& report) {
-  std::multiset<std::string> out;
-  for (const auto& n : report["nodes"]) {
-    for (const auto& f : n["findings"]) {
-      out.insert(f["id"].get<std::string>() + " " + f["dataplane"].get<std::string>() + " " +
-                 f["service"].get<std::string>() + " " + f["frontend"].get<std::string>() +
-                 (f.contains("endpoint") ? " " + f["endpoint"].get<std::string>() : ""));
-    }
-  }
-  return out;
-}
-
-std::string dump(const std::multiset<std::string>& s) {
-  std::string out;
-  for (const auto& x : s) out += "  " + x + "\n";
-  return out;
 }
 
 json load(const std::string& rel) { return json::parse(read_text(source_path(rel))); }
@@ -108,7 +90,7 @@ class KubeProxyOverall : public ::testing::Test {
     write_text(path, intent.dump());
     auto v = verify(path, {iptables_nft, nftables});
     EXPECT_EQ(v.exit_code, expect_exit) << v.err;
-    return findings(v.report);
+    return verify_finding_keys(v.report);
   }
   TempDir dir;
   std::string iptables_nft, iptables_legacy, nftables;
@@ -118,7 +100,7 @@ class KubeProxyOverall : public ::testing::Test {
 TEST_F(KubeProxyOverall, GoldenRulesetsMatchTheirObjects) {
   for (const auto& node : {iptables_nft, iptables_legacy, nftables}) {
     auto v = verify(source_path(kOverallIntent), {node});
-    EXPECT_EQ(v.exit_code, 0) << node << "\n" << dump(findings(v.report)) << v.err;
+    EXPECT_EQ(v.exit_code, 0) << node << "\n" << dump_keys(verify_finding_keys(v.report)) << v.err;
     EXPECT_EQ(v.report["ok"], true);
     const auto& planes = v.report["nodes"][0]["dataplanes"];
     ASSERT_EQ(planes.size(), 1u);
@@ -272,7 +254,7 @@ TEST_F(KubeProxyOverall, FormatsCarryTheSameFindings) {
   ASSERT_EQ(j.exit_code, 1) << j.err;
   const size_t n = j.report["summary"]["findings"];
   // svc3: 2 stale frontends; svc1's port "<b>|x" has no slice port of its name: reject expected, forwards.
-  EXPECT_EQ(findings(j.report), (std::multiset<std::string>{
+  EXPECT_EQ(verify_finding_keys(j.report), (std::multiset<std::string>{
                                     "stale-service iptables-nft ns3/svc3:p80 172.30.0.43:80/tcp ClusterIP",
                                     "stale-service iptables-nft ns3/svc3:p80 :3003/tcp NodePort",
                                     "wrong-action iptables-nft ns1/svc1:<b>|x 172.30.0.41:80/tcp ClusterIP",
@@ -367,7 +349,7 @@ TEST_F(KubeProxyOverall, NothingReadIsNotVerifiedNotMissing) {
                               "test-node");
   auto v = verify(source_path(kOverallIntent), {hidden});
   EXPECT_EQ(v.exit_code, 1);
-  auto f = findings(v.report);
+  auto f = verify_finding_keys(v.report);
   ASSERT_FALSE(f.empty());
   for (const auto& x : f) EXPECT_EQ(x.rfind("not-verified", 0), 0u) << x;
   // A node with no service dataplane at all.
@@ -375,7 +357,7 @@ TEST_F(KubeProxyOverall, NothingReadIsNotVerifiedNotMissing) {
   std::string bare = import(dir, "bare.json", {"--iptables-save", dir.file("bare.txt")}, "test-node");
   v = verify(source_path(kOverallIntent), {bare});
   EXPECT_EQ(v.exit_code, 1);
-  EXPECT_EQ(findings(v.report), (std::multiset<std::string>{"no-dataplane   "}));
+  EXPECT_EQ(verify_finding_keys(v.report), (std::multiset<std::string>{"no-dataplane   "}));
 }
 
 // ---------------------------------------------------------------- real kube-proxy
@@ -397,7 +379,7 @@ TEST_F(RealKubeProxy, Small300NoFindingsBothModes) {
   std::string nft = import(dir, "nft.json", {"--nft-json", real("nftables-300x5/nft-ruleset.json.zst")}, "dpskp-node");
   const std::string intent = real("iptables-300x5/kubectl-get-services-endpointslices.json.zst");
   auto v = verify(intent, {ipt, nft});
-  EXPECT_EQ(v.exit_code, 0) << dump(findings(v.report)) << v.err;
+  EXPECT_EQ(v.exit_code, 0) << dump_keys(verify_finding_keys(v.report)) << v.err;
   EXPECT_EQ(v.report["intent"]["services_to_program"], 300);
   for (const auto& n : v.report["nodes"]) {
     ASSERT_EQ(n["dataplanes"].size(), 1u);
@@ -412,7 +394,7 @@ TEST_F(RealKubeProxy, Small300NoFindingsBothModes) {
     write_text(dir.file("m.json"), mutated.dump());
     auto m = verify(dir.file("m.json"), {ipt, nft});
     EXPECT_EQ(m.exit_code, 1) << m.err;
-    EXPECT_EQ(findings(m.report), want) << dump(findings(m.report));
+    EXPECT_EQ(verify_finding_keys(m.report), want) << dump_keys(verify_finding_keys(m.report));
   };
   // The first Service with a ready endpoint on another node and a single ClusterIP frontend.
   std::string ns, name, slice, ep_addr, port_name, proto, cluster_ip;
@@ -476,7 +458,7 @@ TEST_F(RealKubeProxy, Large3000NoFindingsBothModes) {
   std::string nft = import(dir, "nft.json", {"--nft-json", real("nftables-3000x8/nft-ruleset.json.zst")}, "dpskp-node");
   const std::string intent = real("iptables-3000x8/kubectl-get-services-endpointslices.json.zst");
   auto v = verify(intent, {ipt, nft});
-  EXPECT_EQ(v.exit_code, 0) << dump(findings(v.report)) << v.err;
+  EXPECT_EQ(v.exit_code, 0) << dump_keys(verify_finding_keys(v.report)) << v.err;
   EXPECT_EQ(v.report["intent"]["services_to_program"], 3000);
   for (const auto& n : v.report["nodes"]) EXPECT_EQ(n["dataplanes"][0]["services_ok"], 3000);
 
@@ -485,7 +467,7 @@ TEST_F(RealKubeProxy, Large3000NoFindingsBothModes) {
   std::vector<std::string> argv = {dpscope_bin(), "verify", intent, ipt, "--node", "dpskp-remote-0", "--format", "json"};
   auto r = run(argv);
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  auto f = findings(json::parse(r.out));
+  auto f = verify_finding_keys(json::parse(r.out));
   EXPECT_FALSE(f.empty());
   for (const auto& x : f) {
     // Only policy-dependent findings: nothing about Cluster-policy frontends or stale Services.

@@ -131,4 +131,19 @@ struct Scenario {
   }
 };
 
+// One ClusterIP (10.96.77.7:80, two backends) in Cilium's LB map and in
+// iptables-nft's KUBE-SERVICES dispatch, as kube-proxy programs it: the
+// double programming a kube-proxy-free gate must see.
+inline void load_double_programmed_cluster_ip(Scenario& sc) {
+  auto writer = sc.cilium_writer();
+  const auto ids = writer.add_backends(false, 2, 0, 8080);
+  writer.add_frontend(false, "10.96.77.7", 80, 6, 0, 0, 0, ids, 2, "ClusterIP");
+  sc.ns.sh("iptables-nft-restore",
+           "*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-X - [0:0]\n"
+           "-A PREROUTING -j KUBE-SERVICES\n"
+           "-A KUBE-SERVICES -d 10.96.77.7/32 -p tcp -m tcp --dport 80 -j KUBE-SVC-X\n"
+           "-A KUBE-SVC-X -p tcp -j DNAT --to-destination 10.244.1.5:8080\n"
+           "COMMIT\n");
+}
+
 }  // namespace dpscope::test::bpffix

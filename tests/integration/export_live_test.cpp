@@ -9,45 +9,13 @@
 // compared as blocks.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <sstream>
 
 #include "tests/support/kernel.h"
 #include "tests/support/process.h"
+#include "tests/support/save_text.h"
 
 namespace dpscope::test {
 namespace {
-
-// Comment lines dropped, chain counters zeroed ("[12:3400]" -> "[0:0]").
-std::string normalized(const std::string& text) {
-  std::istringstream in(text);
-  std::string line, out;
-  while (std::getline(in, line)) {
-    if (line.rfind("#", 0) == 0) continue;
-    if (line.rfind(":", 0) == 0) {
-      const auto open = line.rfind(" [");
-      if (open != std::string::npos) line = line.substr(0, open) + " [0:0]";
-    }
-    out += line + "\n";
-  }
-  return out;
-}
-
-// "*table ... COMMIT" blocks, sorted by table name.
-std::vector<std::string> table_blocks(const std::string& text) {
-  std::vector<std::string> blocks;
-  std::istringstream in(text);
-  std::string line, cur;
-  while (std::getline(in, line)) {
-    cur += line + "\n";
-    if (line == "COMMIT") {
-      blocks.push_back(cur);
-      cur.clear();
-    }
-  }
-  std::sort(blocks.begin(), blocks.end());
-  return blocks;
-}
 
 std::string zcat(const std::string& fixture) {
   RunResult r = sh("zstd -dc " + source_path(fixture));
@@ -83,13 +51,13 @@ TEST(ExportLive, EqualsIptablesSaveOnBothBackendsAndFamilies) {
     SCOPED_TRACE(std::string(w.tool));
     RunResult e = run({dpscope_bin(), "export", snap, "--format", w.format, "--backend", w.backend});
     ASSERT_EQ(e.exit_code, 0) << e.err;
-    const std::string tool = normalized(ns.sh(w.tool));
+    const std::string tool = save_text_without_comments(ns.sh(w.tool), true);
     ASSERT_GT(tool.size(), 1000u);
-    const std::string ours = normalized(e.out);
+    const std::string ours = save_text_without_comments(e.out, true);
     if (std::string(w.backend) == "nft") {
       EXPECT_EQ(ours, tool);
     } else {
-      EXPECT_EQ(table_blocks(ours), table_blocks(tool));
+      EXPECT_EQ(save_table_blocks(ours), save_table_blocks(tool));
     }
   }
 }

@@ -76,16 +76,7 @@ TEST_F(HardeningLive, HostileNftNamesAreInertInEveryReport) {
 // double programming, a CAP_NET_ADMIN-only snapshot cannot see eBPF.
 TEST_F(HardeningLive, KubeProxyFreeGateDoesNotPassWithoutEbpf) {
   bpffix::Scenario sc;
-  auto writer = sc.cilium_writer();
-  const auto ids = writer.add_backends(false, 2, 0, 8080);
-  writer.add_frontend(false, "10.96.77.7", 80, 6, 0, 0, 0, ids, 2, "ClusterIP");
-  // Programmed in iptables too, as kube-proxy does (its KUBE-SERVICES dispatch).
-  sc.ns.sh("iptables-nft-restore",
-           "*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-X - [0:0]\n"
-           "-A PREROUTING -j KUBE-SERVICES\n"
-           "-A KUBE-SERVICES -d 10.96.77.7/32 -p tcp -m tcp --dport 80 -j KUBE-SVC-X\n"
-           "-A KUBE-SVC-X -p tcp -j DNAT --to-destination 10.244.1.5:8080\n"
-           "COMMIT\n");
+  bpffix::load_double_programmed_cluster_ip(sc);
   TempDir dir;
   auto gate = [&](const std::string& file) {
     return run({dpscope_bin(), "check", dir.file(file), "--expect", "kube-proxy-free", "--format", "json"});

@@ -90,16 +90,7 @@ std::vector<json> unavailable_for(const json& s, const std::string& part) {
 }
 
 void load_state(bpffix::Scenario& sc) {
-  auto writer = sc.cilium_writer();
-  const auto ids = writer.add_backends(false, 2, 0, 8080);
-  writer.add_frontend(false, "10.96.77.7", 80, 6, 0, 0, 0, ids, 2, "ClusterIP");
-  // Programmed in iptables too, as kube-proxy does (its KUBE-SERVICES dispatch).
-  sc.ns.sh("iptables-nft-restore",
-           "*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n:KUBE-SVC-X - [0:0]\n"
-           "-A PREROUTING -j KUBE-SERVICES\n"
-           "-A KUBE-SERVICES -d 10.96.77.7/32 -p tcp -m tcp --dport 80 -j KUBE-SVC-X\n"
-           "-A KUBE-SVC-X -p tcp -j DNAT --to-destination 10.244.1.5:8080\n"
-           "COMMIT\n");
+  bpffix::load_double_programmed_cluster_ip(sc);
   sc.ns.sh("iptables-legacy-restore", "*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -p tcp --dport 22 -j ACCEPT\nCOMMIT\n");
   sc.ns.sh("nft -f -", "table inet dps-matrix {\n  chain in {\n    type filter hook input priority 10;\n    accept\n  }\n}\n");
 }

@@ -27,6 +27,7 @@
 #include "model/snapshot_writer.h"
 #include "tests/support/kernel.h"
 #include "tests/support/process.h"
+#include "tests/support/verify_findings.h"
 
 namespace dpscope::test {
 namespace {
@@ -433,25 +434,6 @@ void program_cilium(const std::vector<Service>& cluster, int services_fd, int ba
   }
 }
 
-// "id dataplane service frontend endpoint" per finding.
-std::multiset<std::string> findings_of(const json& report) {
-  std::multiset<std::string> out;
-  for (const auto& n : report["nodes"]) {
-    for (const auto& f : n["findings"]) {
-      out.insert(f["id"].get<std::string>() + " " + f["dataplane"].get<std::string>() + " " +
-                 f["service"].get<std::string>() + " " + f["frontend"].get<std::string>() +
-                 (f.contains("endpoint") ? " " + f["endpoint"].get<std::string>() : ""));
-    }
-  }
-  return out;
-}
-
-std::string dump(const std::multiset<std::string>& s) {
-  std::string out;
-  for (const auto& x : s) out += "  " + x + "\n";
-  return out;
-}
-
 // The Service `name` or its slice (`name`-a1b2c).
 bool is_named(const json& item, const std::string& name) {
   const std::string& n = item["metadata"]["name"].get_ref<const std::string&>();
@@ -548,8 +530,8 @@ TEST_F(VerifyLive, GeneratedThousandServiceClusterInEveryDataplane) {
   const json clean = intent_of(cluster);
   {
     auto [code, report] = verify(clean);
-    EXPECT_EQ(code, 0) << dump(findings_of(report));
-    EXPECT_EQ(findings_of(report).size(), 0u) << dump(findings_of(report));
+    EXPECT_EQ(code, 0) << dump_keys(verify_finding_keys(report));
+    EXPECT_EQ(verify_finding_keys(report).size(), 0u) << dump_keys(verify_finding_keys(report));
     // Every node verified every Service in its dataplane.
     ASSERT_EQ(report["nodes"].size(), 4u);
     std::set<std::string> planes;
@@ -572,7 +554,7 @@ TEST_F(VerifyLive, GeneratedThousandServiceClusterInEveryDataplane) {
       }
     }
     EXPECT_EQ(code, 1) << what;
-    EXPECT_EQ(got, want) << what << ":\n" << dump(findings_of(report));
+    EXPECT_EQ(got, want) << what << ":\n" << dump_keys(verify_finding_keys(report));
   };
   // "id endpoint" -> "id DATAPLANE endpoint" for each dataplane.
   auto each = [&](const std::string& finding) {
