@@ -35,7 +35,7 @@ bool blocks(const std::string& section, model::Backend backend) {
   return section == "netfilter.nftables" || section == "netfilter.consistency";
 }
 
-std::string counters_of(const model::HeapOptional<model::Counters>& c) {
+std::string counters_of(const std::optional<model::Counters>& c) {
   return "[" + std::to_string(c ? c->packets : 0) + ":" + std::to_string(c ? c->bytes : 0) + "]";
 }
 

@@ -87,7 +87,7 @@ struct Rule {
   std::string verdict_kind = "none";
   std::string target;
   std::string target_args;    // e.g. "--to-destination 10.1.2.3:80" ("" when not decoded)
-  HeapOptional<Counters> counters;
+  std::optional<Counters> counters;  // inline: a live rule always has them
   // The rule exactly as the backend's own tool prints it, without counters:
   // iptables tables as iptables-save / iptables-legacy-save ("-A CHAIN ...").
   // "" = absent (a v1 file, a native nftables rule, an undecoded rule).
@@ -107,7 +107,7 @@ struct BaseChain {
 struct Chain {
   std::string name;
   HeapOptional<BaseChain> base;   // set for built-in / base chains (on the heap: most chains are user chains)
-  HeapOptional<Counters> policy_counters;
+  std::optional<Counters> policy_counters;
   // Number of rules in the chain. Always set. Equal to rules.size() unless the
   // collector counted rules without recording them (rules_recorded == false).
   uint64_t rule_count = 0;
