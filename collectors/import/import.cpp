@@ -30,20 +30,31 @@ bool count_only(const model::Table& t) {
 
 }  // namespace
 
-// iptables-nft-save prints this comment when legacy tables exist beside its own.
-bool says_legacy_tables_present(std::string_view text) {
-  return text.find("# Warning: iptables-legacy tables present") != std::string_view::npos;
+// iptables-nft-save prints this comment when legacy tables exist beside its
+// own. Looked for in windows handed back behind the search, like the parse.
+bool says_legacy_tables_present(const model::FileBytes& bytes) {
+  static constexpr std::string_view kWarning = "# Warning: iptables-legacy tables present";
+  static constexpr size_t kWindow = size_t{16} << 20;
+  const std::string_view text = bytes.view();
+  for (size_t begin = 0; begin < text.size(); begin += kWindow) {
+    const std::string_view window = text.substr(begin, kWindow + kWarning.size());
+    const bool found = window.find(kWarning) != std::string_view::npos;
+    bytes.release(window);
+    if (found) return true;
+  }
+  return false;
 }
 
 void Importer::add_iptables_save(const std::string& path, const IptablesTextOptions& options) {
   const model::FileBytes text = model::read_file_bytes(path);
   model::RuleTextBuffer rule_text;
-  auto tables = parse_iptables_save(text.view(), origin_of(path), options, rule_text);
+  auto tables = parse_iptables_save(text.view(), origin_of(path), options, rule_text, size_t{1} << 20,
+                                    [&text](std::string_view done) { text.release(done); });
   if (options.backend == model::Backend::IptablesLegacy) legacy_input_ = true;
   for (const auto& t : tables) {
     if (t.backend == model::Backend::IptablesLegacy) legacy_input_ = true;
   }
-  if (says_legacy_tables_present(text.view())) legacy_present_warning_ = true;
+  if (says_legacy_tables_present(text)) legacy_present_warning_ = true;
   add(std::move(tables), origin_of(path));
   rule_text_.merge(std::move(rule_text));  // after add(): a rejected input leaves nothing behind
   note_input(path);

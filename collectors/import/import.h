@@ -6,6 +6,7 @@
 // output equals a live snapshot of the same state.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -46,9 +47,12 @@ std::vector<model::Table> parse_iptables_save(std::string_view text, const std::
 // -- runs the in-memory parser on the whole file instead, so the result and
 // every error message are those of parse_iptables_save(). `chunk_bytes` is
 // the least text worth a thread (tests make it small to split small inputs).
+// `release`, when set, is given each part of `text` the split parse is done
+// with (model::FileBytes::release: a mapped input's pages go back as it goes).
 std::vector<model::Table> parse_iptables_save(std::string_view text, const std::string& origin,
                                               const IptablesTextOptions& options, model::RuleTextBuffer& rule_text,
-                                              size_t chunk_bytes = size_t{1} << 20);
+                                              size_t chunk_bytes = size_t{1} << 20,
+                                              const std::function<void(std::string_view)>& release = {});
 
 // `iptables [-t TABLE] -S [-v]` output of one table: -P/-N/-A lines, no
 // "*table" and no COMMIT (the table is not in the text, so the caller names it).

@@ -244,7 +244,9 @@ class Parser {
   // chain declarations and COMMIT is parsed by rule_region(). False when the
   // text is not iptables-save's shape or has an error anywhere: the caller
   // then runs parse_save(), whose result and messages are the reference.
-  bool parse_save_split(std::string_view text, model::RuleTextBuffer& rule_text, size_t chunk_bytes) {
+  bool parse_save_split(std::string_view text, model::RuleTextBuffer& rule_text, size_t chunk_bytes,
+                        std::function<void(std::string_view)> release) {
+    release_ = std::move(release);
     // Beside the parse, one helper finds every "\nCOMMIT" (where each table's
     // rules end; needed once the first table's declarations are read), then
     // checks the text (needed only at the end: until then bad bytes just make
@@ -252,17 +254,38 @@ class Parser {
     std::atomic<bool> text_ok{false};
     std::promise<std::vector<size_t>> commits_found;
     std::future<std::vector<size_t>> commits_future = commits_found.get_future();
+    // Both scans go in windows of whole lines and hand each window back
+    // behind them, so a mapped input is never resident whole.
+    auto windows = [this, text](const std::function<void(size_t, size_t)>& scan) {
+      static constexpr size_t kWindow = size_t{16} << 20;
+      for (size_t begin = 0; begin < text.size();) {
+        size_t end = std::min(text.size(), begin + kWindow);
+        if (end < text.size()) {
+          const size_t nl = text.find('\n', end);
+          end = nl == std::string_view::npos ? text.size() : nl + 1;
+        }
+        scan(begin, end);
+        if (release_) release_(text.substr(begin, end - begin));
+        begin = end;
+      }
+    };
     std::jthread helper([&] {
       try {
         std::vector<size_t> commits;
-        for (size_t at = 0; (at = next_commit(text, at)) != std::string_view::npos; ++at) commits.push_back(at);
+        windows([&](size_t begin, size_t end) {
+          // A window starts after a newline: "\nCOMMIT" may start at its last byte.
+          const std::string_view part = text.substr(0, end);
+          for (size_t at = begin == 0 ? 0 : begin - 1; (at = next_commit(part, at)) != std::string_view::npos; ++at) {
+            commits.push_back(at);
+          }
+        });
         commits_found.set_value(std::move(commits));
       } catch (...) {
         commits_found.set_exception(std::current_exception());
         return;
       }
       try {
-        check_text(text, origin_);
+        windows([&](size_t begin, size_t end) { check_text(text.substr(begin, end - begin), origin_); });
         text_ok = true;
       } catch (...) {  // the in-memory parser reports it
       }
@@ -1212,8 +1235,13 @@ class Parser {
     size_t begin = 0, end = 0;  // byte range of the text, whole lines
     bool ok = false;
     std::vector<Run> runs;
-    std::string text;
+    std::string text;         // rendered, until stored
+    uint64_t stored_at = 0;   // where split_text_ stored it
   };
+
+  // The most input text one chunk takes: its rendered rules (~2.6x the text)
+  // are held until stored, so this bounds what the parse keeps in memory.
+  static constexpr size_t kMaxChunkBytes = size_t{4} << 20;
 
   // "-A NAME ..." (after optional "[p:b] " counters) -> NAME; "" otherwise.
   static std::string_view appended_chain(std::string_view line) {
@@ -1259,7 +1287,8 @@ class Parser {
     // Four chunks per thread, taken from a shared counter: a thread that gets
     // cheap lines (or a core to itself) takes more of them.
     const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
-    const size_t count = std::clamp<size_t>((end - begin) / std::max<size_t>(chunk_bytes, 1), 1, 4 * threads);
+    const size_t count = std::clamp<size_t>((end - begin) / std::max<size_t>(chunk_bytes, 1), 1,
+                                            std::max(4 * threads, (end - begin) / kMaxChunkBytes + 1));
     std::vector<Chunk> chunks(count);
     size_t at = begin;
     for (size_t k = 0; k < count; ++k) {
@@ -1269,7 +1298,19 @@ class Parser {
     }
     std::atomic<size_t> next{0};
     auto work = [this, &chunks, &next] {
-      for (size_t k; (k = next.fetch_add(1)) < chunks.size();) parse_chunk(chunks[k]);
+      for (size_t k; (k = next.fetch_add(1)) < chunks.size();) {
+        Chunk& c = chunks[k];
+        parse_chunk(c);
+        if (c.ok) {
+          try {
+            c.stored_at = split_text_.store(c.text);
+          } catch (const std::exception&) {
+            c.ok = false;  // the in-memory parser says what (or runs out of memory)
+          }
+        }
+        std::string().swap(c.text);
+        if (release_) release_(text_.substr(c.begin, c.end - c.begin));
+      }
     };
     std::vector<std::thread> pool;
     for (size_t k = 1; k < std::min(threads, count); ++k) pool.emplace_back(work);
@@ -1279,12 +1320,11 @@ class Parser {
     rule_text_of_.resize(table_.chains.size());
     for (auto& c : chunks) {
       if (!c.ok) return false;
-      const std::string_view block = split_text_.adopt(std::move(c.text));
       for (const Run& r : c.runs) {
         auto& chain = table_.chains[r.chain];
         if (chain.rule_count != 0) return false;  // a chain's rules in two places: restore input, not save output
         chain.rule_count = r.rules;
-        rule_text_of_[r.chain] = block.substr(r.offset, r.length);
+        rule_text_of_[r.chain] = {c.stored_at + r.offset, r.length};
       }
     }
     return true;
@@ -1445,7 +1485,7 @@ class Parser {
       p.pos_ = c.begin;
       const std::string_view text = text_.substr(0, c.end);
       model::RuleLines lines;
-      lines.reserve((c.end - c.begin) * 2);  // JSON is ~1.7x the text: no regrowth copies
+      lines.reserve((c.end - c.begin) * 3);  // JSON is 1.7-2.6x the text: no regrowth copies
       model::Rule rule;
       Run run;
       std::string_view run_name, next_name;  // views of the text
@@ -1539,11 +1579,11 @@ class Parser {
     if (chain_name_at_.size() == n + 1) {  // names block from declaration_block()
       for (size_t i = 0; i < n; ++i) {
         text[i] = {std::string_view(chain_names_.get() + chain_name_at_[i], chain_name_at_[i + 1] - chain_name_at_[i]),
-                   rule_text_of_[i]};
+                   rule_text_of_[i].offset, rule_text_of_[i].size};
       }
       split_text_.add_table(table_.backend, table_.family, table_.name, std::move(text), std::move(chain_names_));
     } else {  // a table without declarations
-      for (size_t i = 0; i < n; ++i) text[i] = {table_.chains[i].name, rule_text_of_[i]};
+      for (size_t i = 0; i < n; ++i) text[i] = {table_.chains[i].name, rule_text_of_[i].offset, rule_text_of_[i].size};
       split_text_.add_table(table_.backend, table_.family, table_.name, std::move(text));
     }
     chain_name_at_.clear();
@@ -1636,7 +1676,12 @@ class Parser {
   size_t declaration_ahead_ = 0;  // prefetch_declaration_ahead()'s line
   bool split_ = false;  // rules go to rule text (parse_save_split)
   model::RuleTextBuffer split_text_;
-  std::vector<std::string_view> rule_text_of_;  // split: per chain of table_, its rule text
+  struct TextSpan {
+    uint64_t offset = 0, size = 0;
+  };
+  std::vector<TextSpan> rule_text_of_;  // split: per chain of table_, where split_text_ holds its rule text
+  // split: hands back input text the parse is done with (a mapped file's pages).
+  std::function<void(std::string_view)> release_;
   std::unique_ptr<char[]> chain_names_;          // split: table_'s chain names, one after another
   std::vector<size_t> chain_name_at_;            // where each starts (and the end)
   size_t pos_ = 0;
@@ -1669,10 +1714,10 @@ std::vector<model::Table> parse_iptables_save(std::string_view text, const std::
 
 std::vector<model::Table> parse_iptables_save(std::string_view text, const std::string& origin,
                                               const IptablesTextOptions& options, model::RuleTextBuffer& rule_text,
-                                              size_t chunk_bytes) {
+                                              size_t chunk_bytes, const std::function<void(std::string_view)>& release) {
   {
     Parser split(origin, options);
-    if (split.parse_save_split(text, rule_text, chunk_bytes)) return split.take_tables();
+    if (split.parse_save_split(text, rule_text, chunk_bytes, release)) return split.take_tables();
   }
   return Parser(origin, options).parse_save(text);
 }

@@ -625,8 +625,12 @@ NodeAnalysis analyze(const model::Snapshot& s) {
   return a;
 }
 
+model::RuleDetail analyze_rule_detail(std::string_view chain) {
+  return chain == "KUBE-SERVICES" ? model::RuleDetail::Full : model::RuleDetail::None;
+}
+
 model::RuleDetail rule_detail_for(std::string_view chain) {
-  if (chain == "KUBE-SERVICES") return model::RuleDetail::Full;
+  if (const auto d = analyze_rule_detail(chain); d != model::RuleDetail::None) return d;
   // services_view follows these jumps; fit_scale splits them into per-service
   // and per-endpoint rules.
   for (std::string_view prefix : {"KUBE-SVC-", "KUBE-SVL-", "KUBE-EXT-", "KUBE-FW-"}) {

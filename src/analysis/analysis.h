@@ -251,6 +251,10 @@ NodeAnalysis analyze(const model::Snapshot& s);
 // rule_count. Commands pass it to model::LoadOptions, so a 20k-service
 // snapshot's 200k KUBE-SEP rules are counted, not held. (`where` reads all.)
 model::RuleDetail rule_detail_for(std::string_view chain);
+// What analyze() alone reads: KUBE-SERVICES in full, every other chain's
+// rule_count. A plain `compare` needs no more, so two 1M-rule nodes load
+// without their 340k per-service jump rules each.
+model::RuleDetail analyze_rule_detail(std::string_view chain);
 
 // "10.96.0.1/32" -> "10.96.0.1" when the prefix is one address (/32, /128);
 // nullopt otherwise.

@@ -99,9 +99,15 @@ int run_compare(const CompareArgs& a) {
     write_report(a.output, text);
     return kExitOk;
   }
-  // --rules reads every rule's text; the report only the chains analysis reads.
+  // --rules reads every rule's text; the report only the chains analysis
+  // reads: --services and the HTML page's scale fit follow the per-service
+  // jumps, the intent rows every frontend, the plain report only analyze().
   std::function<model::RuleDetail(std::string_view)> detail;
-  if (!a.rules) detail = index ? analysis::verify_rule_detail : analysis::rule_detail_for;
+  if (!a.rules) {
+    detail = index                                              ? analysis::verify_rule_detail
+             : a.services || format == reports::Format::Html ? analysis::rule_detail_for
+                                                              : analysis::analyze_rule_detail;
+  }
   std::vector<model::Snapshot> snaps = model::load_snapshots(a.inputs, {detail, warn_on_stderr});
   std::vector<reports::SideInput> sides;
   for (size_t i = 0; i < snaps.size(); ++i) {

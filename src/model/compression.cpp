@@ -43,7 +43,7 @@ class Growing {
     data_ = std::move(bigger);
     capacity_ *= 2;
   }
-  FileBytes take() { return FileBytes{std::move(data_), size_}; }
+  FileBytes take() { return FileBytes{std::move(data_), size_, nullptr}; }
 
  private:
   size_t capacity_;
@@ -268,7 +268,7 @@ FileBytes decompress(Compression c, std::string_view data, const std::string& or
     }
     return out.take();
   }
-  FileBytes copy{std::unique_ptr<char[]>(new char[data.size() + 1]), data.size()};
+  FileBytes copy{std::unique_ptr<char[]>(new char[data.size() + 1]), data.size(), nullptr};
   std::memcpy(copy.data.get(), data.data(), data.size());
   return copy;
 }

@@ -3,10 +3,14 @@
 #include <set>
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -669,38 +673,72 @@ std::string read_file(const std::string& path) {
   return std::string(plain.view());
 }
 
+namespace {
+
+// The mapped file's name for the SIGBUS handler: a file truncated while
+// mapped faults on the next read of a page past its new end, and that is a
+// changed input (exit 2 with its name), not a crash.
+std::atomic<const char*> g_mapped_origin{nullptr};
+
+void on_sigbus(int) {
+  const char* origin = g_mapped_origin.load();
+  if (origin == nullptr) {  // not a mapped input: the default action
+    ::signal(SIGBUS, SIG_DFL);
+    ::raise(SIGBUS);
+    return;
+  }
+  const char head[] = "dpscope: ";
+  const char tail[] = ": file shrank while it was being read (was it rewritten?)\n";
+  (void)!::write(STDERR_FILENO, head, sizeof head - 1);
+  (void)!::write(STDERR_FILENO, origin, std::strlen(origin));
+  (void)!::write(STDERR_FILENO, tail, sizeof tail - 1);
+  ::_exit(2);
+}
+
+}  // namespace
+
+FileBytes::Mapping::~Mapping() {
+  if (address) ::munmap(address, length);
+  const char* mine = origin.c_str();
+  g_mapped_origin.compare_exchange_strong(mine, nullptr);
+}
+
+void FileBytes::release(std::string_view part) const {
+  if (!mapping || part.empty()) return;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<uintptr_t>(part.data()) + page - 1) & ~(page - 1);
+  const auto end = (reinterpret_cast<uintptr_t>(part.data()) + part.size()) & ~(page - 1);
+  // A private read-only file mapping: MADV_DONTNEED drops the pages and a
+  // later touch reads them from the page cache again, unchanged.
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
 FileBytes read_file_bytes(const std::string& path) {
-  static constexpr size_t kParallel = 8 << 20;  // below this one read() is as quick
+  static constexpr size_t kMapped = 8 << 20;  // below this one read() is as quick
   struct stat st {};
   if (path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-      static_cast<size_t>(st.st_size) >= kParallel) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-      const size_t size = static_cast<size_t>(st.st_size);
-      FileBytes out{std::unique_ptr<char[]>(new char[size]), size};  // not value-initialised: untouched
-      const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
-      std::vector<char> ok(threads, 0);
-      auto read_share = [&](size_t k) {
-        size_t at = size * k / threads;
-        const size_t end = size * (k + 1) / threads;
-        populate_for_write(out.data.get() + at, end - at);
-        while (at < end) {
-          const ssize_t n = ::pread(fd, out.data.get() + at, end - at, static_cast<off_t>(at));
-          if (n < 0 && errno == EINTR) continue;
-          if (n <= 0) return;
-          at += static_cast<size_t>(n);
-        }
-        ok[k] = 1;
-      };
-      std::vector<std::thread> pool;
-      for (size_t k = 1; k < threads; ++k) pool.emplace_back(read_share, k);
-      read_share(0);
-      for (auto& t : pool) t.join();
-      char extra;
-      const bool complete = std::all_of(ok.begin(), ok.end(), [](char c) { return c != 0; }) &&
-                            ::pread(fd, &extra, 1, static_cast<off_t>(size)) == 0;  // not grown meanwhile
-      ::close(fd);
-      if (complete) {
+      static_cast<size_t>(st.st_size) >= kMapped) {
+    const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    struct stat opened {};
+    if (fd && ::fstat(fd.get(), &opened) == 0 && S_ISREG(opened.st_mode) &&
+        static_cast<size_t>(opened.st_size) >= kMapped) {
+      const size_t size = static_cast<size_t>(opened.st_size);
+      void* at = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+      if (at != MAP_FAILED) {
+        FileBytes out;
+        out.size = size;
+        out.mapping = std::make_unique<FileBytes::Mapping>();
+        out.mapping->address = at;
+        out.mapping->length = size;
+        out.mapping->origin = origin_of(path);
+        static std::once_flag handler;
+        std::call_once(handler, [] {
+          struct sigaction sa {};
+          sa.sa_handler = on_sigbus;
+          sigemptyset(&sa.sa_mask);
+          ::sigaction(SIGBUS, &sa, nullptr);
+        });
+        g_mapped_origin = out.mapping->origin.c_str();
         const Compression c = compression_of(out.view());
         return c == Compression::None ? std::move(out) : decompress(c, out.view(), path);
       }

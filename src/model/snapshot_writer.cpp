@@ -571,45 +571,113 @@ std::string& RuleLines::text() {
   return impl_->buf;
 }
 
-std::string_view RuleTextBuffer::adopt(std::string text) {
-  blocks_.push_back(std::make_unique<std::string>(std::move(text)));
-  return *blocks_.back();
+// The text of store(): an unlinked temporary file (O_TMPFILE under $TMPDIR,
+// else /tmp), or memory when neither takes one. Offsets are taken under the
+// lock and written outside it, so threads storing blocks do not wait on each
+// other's writes.
+struct RuleTextBuffer::Store {
+  UniqueFd fd;
+  std::mutex mu;
+  uint64_t end = 0;
+  std::string memory;  // when there is no file
+
+  Store() {
+    const char* dir = std::getenv("TMPDIR");
+    for (const char* d : {dir, "/tmp"}) {
+      if (d == nullptr || *d == '\0') continue;
+      fd = UniqueFd(::open(d, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+      if (fd) return;
+    }
+  }
+
+  uint64_t append(std::string_view text) {
+    std::unique_lock lock(mu);
+    const uint64_t at = end;
+    end += text.size();
+    if (!fd) {
+      memory.append(text);
+      return at;
+    }
+    lock.unlock();
+    if (const int err = pwrite_all(text, at)) {
+      throw SystemError("writing rendered rule text to a temporary file", err);
+    }
+    return at;
+  }
+
+  int pwrite_all(std::string_view text, uint64_t at) const {
+    for (size_t off = 0; off < text.size();) {
+      const ssize_t n = ::pwrite(fd.get(), text.data() + off, text.size() - off, static_cast<off_t>(at + off));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return n < 0 ? errno : ENOSPC;
+      off += static_cast<size_t>(n);
+    }
+    return 0;
+  }
+
+  // The text at [at, at + size) for `sink`: a view of memory, or read back.
+  void read(uint64_t at, uint64_t size, const std::function<void(std::string_view)>& sink) const {
+    if (!fd) return sink(std::string_view(memory).substr(at, size));
+    thread_local std::string buffer;
+    buffer.resize(size);
+    for (size_t off = 0; off < size;) {
+      const ssize_t n = ::pread(fd.get(), buffer.data() + off, size - off, static_cast<off_t>(at + off));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw std::runtime_error(std::string("reading back rule text: ") + std::strerror(n < 0 ? errno : EIO));
+      off += static_cast<size_t>(n);
+    }
+    sink(buffer);
+  }
+};
+
+// The store is made here, not on the first store(): several threads store at once.
+RuleTextBuffer::RuleTextBuffer() : store_(std::make_shared<Store>()) {}
+RuleTextBuffer::~RuleTextBuffer() = default;
+RuleTextBuffer::RuleTextBuffer(RuleTextBuffer&&) noexcept = default;
+RuleTextBuffer& RuleTextBuffer::operator=(RuleTextBuffer&&) noexcept = default;
+
+uint64_t RuleTextBuffer::store(std::string_view text) {
+  return store_->append(text);
 }
 
 void RuleTextBuffer::add_table(Backend backend, const std::string& family, const std::string& table,
                                std::vector<ChainText> chains) {
   size_t size = 0;
   for (const auto& c : chains) size += c.chain.size();
-  TableText t{backend, family, table, std::move(chains), std::make_unique<char[]>(size + 1), {},
-              std::make_unique<std::once_flag>()};
-  char* at = t.names.get();
-  for (auto& c : t.chains) {
+  auto names = std::make_unique<char[]>(size + 1);
+  char* at = names.get();
+  for (auto& c : chains) {
     std::memcpy(at, c.chain.data(), c.chain.size());
     c.chain = std::string_view(at, c.chain.size());
     at += c.chain.size();
   }
-  tables_.push_back(std::move(t));
+  add_table(backend, family, table, std::move(chains), std::move(names));
 }
 
 void RuleTextBuffer::add_table(Backend backend, const std::string& family, const std::string& table,
                                std::vector<ChainText> chains, std::unique_ptr<char[]> names) {
-  tables_.push_back(
-      TableText{backend, family, table, std::move(chains), std::move(names), {}, std::make_unique<std::once_flag>()});
+  tables_.push_back(TableText{backend, family, table, std::move(chains), std::move(names), store_, {},
+                              std::make_unique<std::once_flag>()});
 }
 
 void RuleTextBuffer::merge(RuleTextBuffer&& other) {
-  for (auto& b : other.blocks_) blocks_.push_back(std::move(b));
   for (auto& t : other.tables_) tables_.push_back(std::move(t));
-  other.blocks_.clear();
   other.tables_.clear();
 }
 
 uint64_t RuleTextBuffer::bytes() const {
   uint64_t n = 0;
   for (const auto& t : tables_) {
-    for (const auto& c : t.chains) n += c.text.size();
+    for (const auto& c : t.chains) n += c.size;
   }
   return n;
+}
+
+bool RuleTextBuffer::text_outlives_writer() const {
+  for (const auto& t : tables_) {
+    if (t.store->fd) return false;  // read back into a buffer per chain
+  }
+  return true;
 }
 
 bool RuleTextBuffer::write_to(const Table& table, size_t chain_index, const Chain& chain,
@@ -626,8 +694,8 @@ bool RuleTextBuffer::write_to(const Table& table, size_t chain_index, const Chai
       auto it = t.by_name.find(chain.name);
       if (it != t.by_name.end()) c = it->second;
     }
-    if (c == nullptr || c->text.empty()) return false;
-    sink(c->text);
+    if (c == nullptr || c->size == 0) return false;
+    t.store->read(c->offset, c->size, sink);
     return true;
   }
   return false;

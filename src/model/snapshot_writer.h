@@ -57,20 +57,30 @@ class RuleLines {
   std::unique_ptr<Impl> impl_;
 };
 
-// Rule text held in memory (an import renders rules on several threads and
-// never builds them as model::Rule), table by table, in the table's chain
-// order: a 20k-service node has 120k chains, and the writer, which walks them
-// in that order, finds each one's text by its index, not by a hash lookup.
+// Rule text an import rendered (it renders rules on several threads and never
+// builds them as model::Rule), table by table, in the table's chain order: a
+// 20k-service node has 120k chains, and the writer, which walks them in that
+// order, finds each one's text by its index, not by a hash lookup. The text
+// itself goes to an unlinked temporary file as it is rendered (a 1M-rule
+// node's is 380 MB), or stays in memory when no such file can be made.
 class RuleTextBuffer : public RuleText {
  public:
   struct ChainText {
     std::string_view chain;  // name, checked against the chain the writer asks for
-    std::string_view text;   // "" when the chain has no rules
+    uint64_t offset = 0;     // where store() put its text
+    uint64_t size = 0;       // 0 when the chain has no rules
   };
-  // Adopts a block of rendered text; views into it stay valid.
-  std::string_view adopt(std::string text);
-  // A table's chains with views into adopted blocks, in the table's chain
-  // order (chain names are copied).
+  RuleTextBuffer();
+  ~RuleTextBuffer() override;
+  RuleTextBuffer(RuleTextBuffer&&) noexcept;
+  RuleTextBuffer& operator=(RuleTextBuffer&&) noexcept;
+
+  // Appends a block of rendered text and returns its offset; safe from
+  // several threads. Throws SystemError when the file cannot take it.
+  // (A moved-from buffer takes no more.)
+  uint64_t store(std::string_view text);
+  // A table's chains, in the table's chain order, with their text's place
+  // (chain names are copied).
   void add_table(Backend backend, const std::string& family, const std::string& table, std::vector<ChainText> chains);
   // The same, with the chain names already in `names`, which it keeps.
   void add_table(Backend backend, const std::string& family, const std::string& table, std::vector<ChainText> chains,
@@ -82,20 +92,22 @@ class RuleTextBuffer : public RuleText {
 
   bool write_to(const Table& table, size_t chain_index, const Chain& chain,
                 const std::function<void(std::string_view)>& sink) const override;
-  bool text_outlives_writer() const override { return true; }
+  bool text_outlives_writer() const override;
 
  private:
+  struct Store;
   struct TableText {
     Backend backend;
     std::string family, name;
     std::vector<ChainText> chains;
     std::unique_ptr<char[]> names;  // storage of the chain name views
+    std::shared_ptr<Store> store;   // where the offsets point
     // Built on the first chain not found at its index (the table's chains
     // were reordered after add_table()).
     mutable std::unordered_map<std::string_view, const ChainText*> by_name;
     std::unique_ptr<std::once_flag> by_name_once;
   };
-  std::vector<std::unique_ptr<std::string>> blocks_;  // stable addresses across merge()
+  std::shared_ptr<Store> store_;  // of store() and the tables added since
   std::vector<TableText> tables_;
 };
 
