@@ -12,6 +12,7 @@
 #include <charconv>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -426,15 +427,29 @@ void write_set(Writer& w, const NftSet& s, int level) {
 // 20k-service node's nat table has 120k chains) is rendered in slices on
 // several threads, each into its own buffer, and written in order.
 void write_chains(Writer& w, const Table& t, int level, const TableContext& ctx) {
-  static constexpr size_t kSlice = 2048;  // chains per slice
+  static constexpr size_t kSlice = 2048;       // chains per slice at most
+  static constexpr uint64_t kSliceRules = 4096;  // and rules: a slice's text is held until written
   const size_t n = t.chains.size();
   const size_t threads = std::min<size_t>(std::max(1U, std::thread::hardware_concurrency()), 8);
   if (n < 4 * kSlice || threads == 1) {
     for (size_t i = 0; i < n; ++i) w.item(level), write_chain(w, t.chains[i], i, level, ctx);
     return;
   }
+  // Slices end at kSlice chains or kSliceRules rules, whichever comes first:
+  // 2048 KUBE-SVC chains of 10 rules each would be 12 MB of text.
+  std::vector<size_t> cuts{0};
+  for (size_t i = 0, chains = 0, rules = 0; i < n; ++i) {
+    ++chains;
+    rules += t.chains[i].rule_count;
+    if (chains == kSlice || rules >= kSliceRules) {
+      cuts.push_back(i + 1);
+      chains = rules = 0;
+    }
+  }
+  if (cuts.back() != n) cuts.push_back(n);
+  const size_t slices = cuts.size() - 1;
   // Round r+1 is rendered while round r is written.
-  const size_t rounds = (n + kSlice * threads - 1) / (kSlice * threads);
+  const size_t rounds = (slices + threads - 1) / threads;
   std::mutex failure_mu;
   std::exception_ptr failure;  // a RuleText read error, rethrown here
   // Rule text that outlives the writing (an import's, in memory) is written
@@ -447,8 +462,9 @@ void write_chains(Writer& w, const Table& t, int level, const TableContext& ctx)
   auto render_round = [&](size_t round, std::vector<Rendered>& out) {
     auto render = [&](size_t k) {
       try {
-        const size_t begin = (round * threads + k) * kSlice;
-        const size_t end = std::min(n, begin + kSlice);
+        const size_t index = round * threads + k;
+        const size_t begin = index < slices ? cuts[index] : n;
+        const size_t end = index < slices ? cuts[index + 1] : n;
         Writer slice(nullptr, std::move(out[k].text));
         out[k].pieces.clear();
         if (by_reference) slice.collect_pieces(&out[k].pieces);
@@ -571,6 +587,30 @@ std::string& RuleLines::text() {
   return impl_->buf;
 }
 
+namespace {
+
+// [at, at + size) of `fd` to `sink` in pieces of at most 1 MiB: a chain of
+// 30k rules (KUBE-SERVICES at 30k Services) is 19 MB of text, and a copy of
+// it whole would sit beside the writer's own.
+void read_back(int fd, uint64_t at, uint64_t size, const std::function<void(std::string_view)>& sink) {
+  static constexpr size_t kPiece = size_t{1} << 20;
+  std::string piece;
+  for (uint64_t done = 0; done < size;) {
+    piece.resize(static_cast<size_t>(std::min<uint64_t>(kPiece, size - done)));
+    size_t got = 0;
+    while (got < piece.size()) {
+      const ssize_t n = ::pread(fd, piece.data() + got, piece.size() - got, static_cast<off_t>(at + done + got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw std::runtime_error(std::string("reading back rule text: ") + std::strerror(n < 0 ? errno : EIO));
+      got += static_cast<size_t>(n);
+    }
+    sink(piece);
+    done += piece.size();
+  }
+}
+
+}  // namespace
+
 // The text of store(): an unlinked temporary file (O_TMPFILE under $TMPDIR,
 // else /tmp), or memory when neither takes one. Offsets are taken under the
 // lock and written outside it, so threads storing blocks do not wait on each
@@ -618,15 +658,7 @@ struct RuleTextBuffer::Store {
   // The text at [at, at + size) for `sink`: a view of memory, or read back.
   void read(uint64_t at, uint64_t size, const std::function<void(std::string_view)>& sink) const {
     if (!fd) return sink(std::string_view(memory).substr(at, size));
-    thread_local std::string buffer;
-    buffer.resize(size);
-    for (size_t off = 0; off < size;) {
-      const ssize_t n = ::pread(fd.get(), buffer.data() + off, size - off, static_cast<off_t>(at + off));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) throw std::runtime_error(std::string("reading back rule text: ") + std::strerror(n < 0 ? errno : EIO));
-      off += static_cast<size_t>(n);
-    }
-    sink(buffer);
+    read_back(fd.get(), at, size, sink);
   }
 };
 
@@ -710,19 +742,44 @@ struct RuleSpool::Impl {
   struct Span {
     uint64_t offset = 0, length = 0;
   };
-  std::unordered_map<std::string, Span> spans;
+  // Per table, per chain name: a 1M-rule node has 350k chains, so the names
+  // sit one after another in blocks (no allocation each) and the maps hold
+  // views of them.
+  std::map<std::string, std::unordered_map<std::string_view, Span>> tables;
+  std::vector<std::unique_ptr<char[]>> name_blocks;
+  char* block_at = nullptr;
+  size_t block_left = 0;
   std::atomic<int> failed{0};  // errno of the first failed write
 
-  static std::string key(Backend backend, const std::string& family, const std::string& table,
-                         const std::string& chain) {
+  static std::string table_key(Backend backend, const std::string& family, const std::string& table) {
     std::string k(to_string(backend));
     k += '\0';
     k += family;
     k += '\0';
     k += table;
-    k += '\0';
-    k += chain;
     return k;
+  }
+  std::string_view keep(std::string_view name) {
+    static constexpr size_t kBlock = 64 << 10;
+    if (name.size() > block_left) {
+      const size_t size = std::max(kBlock, name.size());
+      name_blocks.push_back(std::make_unique<char[]>(size));
+      block_at = name_blocks.back().get();
+      block_left = size;
+    }
+    std::memcpy(block_at, name.data(), name.size());
+    const std::string_view kept(block_at, name.size());
+    block_at += name.size();
+    block_left -= name.size();
+    return kept;
+  }
+  // Under mu.
+  const Span* find(Backend backend, const std::string& family, const std::string& table,
+                   const std::string& chain) const {
+    auto t = tables.find(table_key(backend, family, table));
+    if (t == tables.end()) return nullptr;
+    auto c = t->second.find(chain);
+    return c == t->second.end() ? nullptr : &c->second;
   }
 };
 
@@ -759,7 +816,12 @@ bool RuleSpool::store(Backend backend, const std::string& family, const std::str
     off += static_cast<size_t>(n);
   }
   impl_->end += text.size();
-  impl_->spans[Impl::key(backend, family, table, chain)] = span;
+  auto& chains = impl_->tables[Impl::table_key(backend, family, table)];
+  if (auto it = chains.find(chain); it != chains.end()) {
+    it->second = span;
+  } else {
+    chains.emplace(impl_->keep(chain), span);
+  }
   rules.clear();
   rules.shrink_to_fit();
   return true;
@@ -769,7 +831,10 @@ int RuleSpool::failure() const { return impl_->failed; }
 
 void RuleSpool::reset() {
   std::lock_guard lock(impl_->mu);
-  impl_->spans.clear();
+  impl_->tables.clear();
+  impl_->name_blocks.clear();
+  impl_->block_at = nullptr;
+  impl_->block_left = 0;
   impl_->end = 0;
   if (::ftruncate(impl_->fd.get(), 0) != 0) throw SystemError("truncating the rule text file", errno);
 }
@@ -777,13 +842,14 @@ void RuleSpool::reset() {
 bool RuleSpool::append_to(Backend backend, const std::string& family, const std::string& table,
                           const std::string& chain, std::string& out) const {
   std::lock_guard lock(impl_->mu);
-  auto it = impl_->spans.find(Impl::key(backend, family, table, chain));
-  if (it == impl_->spans.end()) return false;
+  const Impl::Span* span = impl_->find(backend, family, table, chain);
+  if (span == nullptr) return false;
+  const Impl::Span found = *span;
   const size_t at = out.size();
-  out.resize(at + it->second.length);
-  for (size_t off = 0; off < it->second.length;) {
-    const ssize_t n = ::pread(impl_->fd.get(), out.data() + at + off, it->second.length - off,
-                              static_cast<off_t>(it->second.offset + off));
+  out.resize(at + found.length);
+  for (size_t off = 0; off < found.length;) {
+    const ssize_t n = ::pread(impl_->fd.get(), out.data() + at + off, found.length - off,
+                              static_cast<off_t>(found.offset + off));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) throw std::runtime_error(std::string("reading back rule text: ") + std::strerror(n < 0 ? errno : EIO));
     off += static_cast<size_t>(n);
@@ -793,9 +859,14 @@ bool RuleSpool::append_to(Backend backend, const std::string& family, const std:
 
 bool RuleSpool::write_to(const Table& table, size_t /*chain_index*/, const Chain& chain,
                          const std::function<void(std::string_view)>& sink) const {
-  std::string text;
-  if (!append_to(table.backend, table.family, table.name, chain.name, text)) return false;
-  sink(text);
+  Impl::Span span;
+  {
+    std::lock_guard lock(impl_->mu);
+    const Impl::Span* found = impl_->find(table.backend, table.family, table.name, chain.name);
+    if (found == nullptr) return false;
+    span = *found;
+  }
+  read_back(impl_->fd.get(), span.offset, span.length, sink);
   return true;
 }
 
