@@ -17,6 +17,7 @@
 #include "cli/options.h"
 #include "cli/report_output.h"
 #include "cli/width_option.h"
+#include "cli/phase_timer.h"
 #include "model/compression.h"
 #include "model/intent.h"
 #include "model/json.h"
@@ -78,6 +79,7 @@ int run_verify(const VerifyArgs& a) {
   // 20k-Service List and a 20k-Service node take about as long each). Each
   // snapshot is read, verified once the intent is there, and dropped by one of
   // a few workers: a 50-node folder holds 50 results, not 50 snapshots.
+  PhaseTimer phase;
   model::Intent intent;
   std::unique_ptr<analysis::IntentIndex> index;
   std::promise<void> intent_read;
@@ -85,7 +87,9 @@ int run_verify(const VerifyArgs& a) {
   std::thread intent_thread([&] {
     try {
       intent = model::load_intent(intent_files);
+      PhaseTimer intent_phase;
       index = std::make_unique<analysis::IntentIndex>(intent);
+      intent_phase("intent index (intent thread)");
       intent_read.set_value();
     } catch (...) {
       intent_read.set_exception(std::current_exception());
@@ -97,10 +101,14 @@ int run_verify(const VerifyArgs& a) {
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
       try {
+        PhaseTimer node_phase;
         const model::Snapshot s = model::load_snapshot(paths[i], {analysis::verify_rule_detail, warn_on_stderr});
+        node_phase("load snapshot (worker)");
         const std::string name = a.node.empty() ? analysis::node_name_of(s, paths[i]) : a.node;
         intent_ready.get();
+        node_phase("wait for the intent (worker)");
         results[i] = analysis::verify_node(*index, s, name, paths[i]);
+        node_phase("verify node (worker)");
       } catch (...) {
         errors[i] = std::current_exception();
       }
@@ -112,6 +120,7 @@ int run_verify(const VerifyArgs& a) {
   work();
   for (auto& t : pool) t.join();
   intent_thread.join();
+  phase("read and verify");
   intent_ready.get();  // an intent error first: it explains every node's
   for (const auto& e : errors) {
     if (e) std::rethrow_exception(e);
@@ -120,6 +129,7 @@ int run_verify(const VerifyArgs& a) {
   reports::TextOptions opt;
   opt.width = reports::output_width(a.width, to_stdout(a.output));
   write_report(a.output, reports::render_verify(c, format, opt));
+  phase("summarize and render");
   return c.ok() ? kExitOk : kExitGateFailed;
 }
 
