@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <set>
 
 namespace dpscope::reports {
@@ -414,13 +415,25 @@ Comparison compare(std::vector<AnalyzedInput> inputs) {
         kpn([](const auto& k) { return k.services; }), "one per service port (table ip/ip6 kube-proxy)");
   b.add("nftables.kube_proxy.nodeports", "nftables", "kube-proxy nftables: service-nodeports elements",
         kpn([](const auto& k) { return k.nodeports; }));
-  for (const char* kind : {"service", "endpoint", "external", "firewall"}) {
-    std::string k = kind;
-    b.add("nftables.kube_proxy.chains." + k, "nftables", "kube-proxy nftables: " + k + "-* chains",
+  // Per-Service chains by kube-proxy's own prefixes, then its shared helper chains.
+  static const std::map<std::string, std::string> kind_note = {
+      {"service", "named PREFIX-HASH8-ns/name/proto/port; one per service port (cluster traffic policy)"},
+      {"local", "one per service port with a Local traffic policy"},
+      {"external", "one per service port with external IPs, load balancer IPs or a node port"},
+      {"endpoint", "one per (service port, endpoint)"},
+      {"firewall", "one per service port with loadBalancerSourceRanges"},
+      {"helper", "kube-proxy's shared regular chains (services, service-endpoints-check, firewall-check, ...)"}};
+  std::vector<std::string> kinds(analysis::kube_proxy_nft_service_chain_kinds().begin(),
+                                 analysis::kube_proxy_nft_service_chain_kinds().end());
+  kinds.push_back("helper");
+  for (const auto& k : kinds) {
+    std::string label = k == "helper" ? "helper chains" : k + "-* chains";
+    b.add("nftables.kube_proxy.chains." + k, "nftables", "kube-proxy nftables: " + label,
           kpn([k](const auto& x) {
             auto it = x.chains_by_kind.find(k);
             return it == x.chains_by_kind.end() ? uint64_t{0} : it->second;
-          }));
+          }),
+          kind_note.at(k));
   }
   b.add("nftables.kube_proxy.rules", "nftables", "kube-proxy nftables: rules", kpn([](const auto& k) { return k.rules; }));
 

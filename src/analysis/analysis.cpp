@@ -163,15 +163,37 @@ Availability NetfilterAnalysis::service_ips_av() const {
   return a;
 }
 
+const std::vector<std::string_view>& kube_proxy_nft_service_chain_kinds() {
+  static const std::vector<std::string_view> kinds = {"service", "local", "external", "endpoint", "firewall"};
+  return kinds;
+}
+
+namespace {
+bool is_base32_hash8(std::string_view s);
+}
+
+std::string_view kube_proxy_nft_chain_kind(std::string_view name) {
+  for (std::string_view kind : kube_proxy_nft_service_chain_kinds()) {
+    if (name.size() > kind.size() && name.substr(0, kind.size()) == kind && name[kind.size()] == '-') {
+      std::string_view rest = name.substr(kind.size() + 1);
+      // "HASH8-ns/name/proto/port": the hash, then a service port name with its three slashes.
+      if (is_base32_hash8(rest) && std::count(rest.begin(), rest.end(), '/') >= 3) return kind;
+    }
+  }
+  return "helper";
+}
+
 namespace {
 
 // ---------------------------------------------------------------- netfilter
 
-std::string nft_chain_kind(const std::string& name) {
-  for (const char* kind : {"service", "endpoint", "external", "firewall"}) {
-    if (starts_with(name, std::string(kind) + "-")) return kind;
+bool is_base32_hash8(std::string_view s) {
+  if (s.size() < 9 || s[8] != '-') return false;
+  for (size_t i = 0; i < 8; ++i) {
+    char c = s[i];
+    if (!((c >= 'A' && c <= 'Z') || (c >= '2' && c <= '7'))) return false;
   }
-  return "other";
+  return true;
 }
 
 NetfilterAnalysis analyze_netfilter(const model::Snapshot& s) {
@@ -222,7 +244,11 @@ NetfilterAnalysis analyze_netfilter(const model::Snapshot& s) {
       }
       if (kube_proxy_nft) {
         n.kube_proxy_nft.rules += c.rule_count;
-        if (!c.base) n.kube_proxy_nft.chains_by_kind[nft_chain_kind(c.name)] += 1;
+        if (c.base) {
+          n.kube_proxy_nft.base_chains += 1;
+        } else {
+          n.kube_proxy_nft.chains_by_kind[std::string(kube_proxy_nft_chain_kind(c.name))] += 1;
+        }
       }
       if (c.name == "KUBE-SERVICES") {
         n.kube_services_rules += c.rule_count;

@@ -93,8 +93,21 @@ struct KubeProxyNft {
   uint64_t services = 0;                      // elements of the `service-ips` maps
   uint64_t nodeports = 0;                     // elements of `service-nodeports`
   uint64_t rules = 0;
-  std::map<std::string, uint64_t> chains_by_kind;  // "service", "endpoint", "external", "firewall", "other"
+  // Regular chains by kube_proxy_nft_chain_kind(): the per-Service kinds and "helper".
+  std::map<std::string, uint64_t> chains_by_kind;
+  uint64_t base_chains = 0;                   // hooked chains (nat-prerouting, filter-input, ...)
 };
+
+// kube-proxy's per-Service chains in nftables mode are named
+// PREFIX-HASH8-ns/name/proto/port (pkg/proxy/nftables/proxier.go): PREFIX one of
+// service- (cluster policy), local- (local policy), external-, endpoint-
+// (`...__ADDR/PORT`), firewall-; HASH8 is 8 characters of base32 [A-Z2-7].
+// Returns that kind ("service", "local", "external", "endpoint", "firewall"),
+// or "helper" for kube-proxy's shared chains (services, service-endpoints-check,
+// firewall-check, nodeport-endpoints-check, masquerading, reject-chain, ...).
+std::string_view kube_proxy_nft_chain_kind(std::string_view name);
+// The per-Service kinds, in the order reports list them.
+const std::vector<std::string_view>& kube_proxy_nft_service_chain_kinds();
 
 struct NetfilterAnalysis {
   Availability availability;         // the whole section (every part)
