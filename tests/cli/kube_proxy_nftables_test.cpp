@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "tests/support/nft_text.h"
 #include "tests/support/process.h"
 #include "tests/support/report.h"
 
@@ -144,6 +145,74 @@ TEST(KubeProxyNftChains, RealRunsEqualTheirListingAndTheIptablesNodeOfTheSameSta
     EXPECT_EQ(row_value(report, "nftables.kube_proxy.chains.external"), save["KUBE-EXT-"]);
     EXPECT_EQ(row_value(report, "nftables.kube_proxy.chains.endpoint"), save["KUBE-SEP-"]);
   }
+}
+
+// `where` on an nftables-mode node: every map or set element keyed by the
+// address (read from nft's own JSON) and every rule naming it (read from
+// `nft list ruleset`): `ip daddr A` with that port or none, `ip saddr A`,
+// `dnat to A:P`.
+size_t nft_places(const std::string& nft_json, const std::string& listing, const std::string& addr,
+                  const std::string& port) {
+  size_t n = 0;
+  const json doc = json::parse(nft_json);
+  for (const auto& item : doc["nftables"]) {
+    const json* set = item.contains("set") ? &item["set"] : item.contains("map") ? &item["map"] : nullptr;
+    if (set == nullptr || !set->contains("elem")) continue;
+    const bool is_map = item.contains("map");
+    for (const auto& e : (*set)["elem"]) {
+      json key = is_map ? e[0] : e;
+      if (key.is_object() && key.contains("elem")) key = key["elem"]["val"];
+      std::vector<std::string> parts;
+      if (key.is_object() && key.contains("concat")) {
+        for (const auto& p : key["concat"]) parts.push_back(p.is_string() ? p.get<std::string>() : p.dump());
+      } else {
+        parts.push_back(key.is_string() ? key.get<std::string>() : key.dump());
+      }
+      const bool key_match = parts[0] == addr && (port.empty() || parts.size() < 3 || parts.back() == port);
+      const bool value_match = is_map && e[1].dump().find(addr) != std::string::npos;
+      n += key_match || value_match;
+    }
+  }
+  const std::string a = std::regex_replace(addr, std::regex("\\."), "\\.");
+  const std::regex daddr("(^| )ip daddr " + a + "( |$)"), saddr("(^| )ip saddr " + a + "( |$)");
+  const std::regex nat("(^| )(dnat|snat) (ip )?to " + a + (port.empty() ? "(:[0-9]+)?" : ":" + port) + "( |$)");
+  const std::regex dport(" dport ([0-9]+)");
+  for (const auto& [chain, rules] : nft_text_rules(listing).chains) {
+    for (const auto& r : rules) {
+      std::smatch m;
+      const bool port_ok = port.empty() || !std::regex_search(r, m, dport) || m[1] == port;
+      n += (std::regex_search(r, daddr) && port_ok) || std::regex_search(r, saddr) || std::regex_search(r, nat);
+    }
+  }
+  return n;
+}
+
+TEST(KubeProxyNftWhere, FindsMapElementsAndNativeRules) {
+  TempDir dir;
+  const std::string base = source_path(kUp + "real-kube-proxy/nftables-300x5/");
+  const std::string nft_json = unzstd(base + "nft-ruleset.json.zst"), listing = unzstd(base + "nft-ruleset.txt.zst");
+  auto imp = run({dpscope_bin(), "import", "--nft-json", base + "nft-ruleset.json.zst", "-o", dir.file("n.json")});
+  ASSERT_EQ(imp.exit_code, 0) << imp.err;
+  // A ClusterIP with its port, an endpoint with its port, each without a port,
+  // all taken from rules kube-proxy wrote.
+  std::smatch svc, ep;
+  ASSERT_TRUE(std::regex_search(listing, svc, std::regex(R"(ip daddr ([0-9.]+) (tcp|udp) dport ([0-9]+) )")));
+  ASSERT_TRUE(std::regex_search(listing, ep, std::regex(R"(dnat to ([0-9.]+):([0-9]+))")));
+  struct Q {
+    std::string addr, port;
+  };
+  for (const Q& q : std::vector<Q>{{svc[1], svc[3]}, {svc[1], ""}, {ep[1], ep[2]}, {ep[1], ""}}) {
+    const std::string arg = q.port.empty() ? q.addr : q.addr + ":" + q.port;
+    auto r = run({dpscope_bin(), "where", arg, dir.file("n.json"), "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json j = json::parse(r.out);
+    const size_t want = nft_places(nft_json, listing, q.addr, q.port);
+    EXPECT_GE(want, 2u) << arg;  // a map element and a rule, or an endpoint's saddr and dnat rules
+    EXPECT_EQ(j["nodes"][0]["places"].size(), want) << arg << "\n" << j["nodes"][0].dump(1);
+  }
+  // The endpoint's dnat rule is named in the text report.
+  auto text = run({dpscope_bin(), "where", std::string(ep[1]) + ":" + std::string(ep[2]), dir.file("n.json")});
+  EXPECT_NE(text.out.find("-> dnat to " + std::string(ep[1]) + ":" + std::string(ep[2])), std::string::npos) << text.out;
 }
 
 }  // namespace
