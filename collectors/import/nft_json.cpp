@@ -289,6 +289,21 @@ class NftParser {
     return from.empty() || to.empty() ? "" : from + ":" + to;
   }
 
+  // {"numgen": {"mode": "random", "mod": 5, "offset": 0}} -> "numgen random mod 5", as nft
+  // prints the key of kube-proxy's endpoint pick; "" for any other key.
+  static std::string numgen_key(const json& key) {
+    if (!key.is_object() || key.size() != 1 || !key.contains("numgen") || !key["numgen"].is_object()) return "";
+    const json& ng = key["numgen"];
+    const json mode = ng.value("mode", json()), mod = ng.value("mod", json()), offset = ng.value("offset", json(0));
+    if (!mode.is_string() || (mode != "random" && mode != "inc") || !mod.is_number_unsigned() ||
+        mod.get<uint64_t>() > UINT32_MAX || !offset.is_number_unsigned() || offset.get<uint64_t>() > UINT32_MAX) {
+      return "";
+    }
+    const uint64_t off = offset.get<uint64_t>();
+    return "numgen " + mode.get<std::string>() + " mod " + std::to_string(mod.get<uint64_t>()) +
+           (off ? " offset " + std::to_string(off) : "");
+  }
+
   // {"dnat": {"addr": "10.180.0.1", "port": 80}} -> "to 10.180.0.1:80" (nft's
   // spelling; IPv6 "to [fd00::1]:80"); "" when the address is not one literal.
   static std::string nat_args(const json& arg) {
@@ -327,6 +342,7 @@ class NftParser {
         if (!target.empty() && target[0] == '@') target.erase(0, 1);
         rule.target = std::move(target);
       }
+      rule.target_args = numgen_key(arg.is_object() && arg.contains("key") ? arg["key"] : json());
     } else if (name == "reject" || name == "dnat" || name == "snat" || name == "masquerade" || name == "redirect") {
       rule.verdict_kind = "target";
       rule.target = name;

@@ -506,6 +506,9 @@ class NativeDecoder {
       const std::string_view set = str(tb[NFTA_LOOKUP_SET]);
       // Anonymous maps are named "__map%d" by nft; they have no stable name.
       set_verdict("vmap", set.substr(0, 2) == "__" ? "" : std::string(set));
+      // kube-proxy picks an endpoint with `numgen random mod N vmap { 0 : goto ..., ... }`.
+      const NativeReg& key = reg(be32(tb[NFTA_LOOKUP_SREG]));
+      if (key.kind == NativeReg::kNumgen) rule_.target_args = key.value;
     } else if (name == "reject") {
       set_verdict("target", "reject");
     } else if (name == "nat") {
@@ -521,12 +524,12 @@ class NativeDecoder {
 
  private:
   struct NativeReg {
-    enum Kind : uint8_t { kNone, kMeta, kPayload, kValue } kind = kNone;
+    enum Kind : uint8_t { kNone, kMeta, kPayload, kValue, kNumgen } kind = kNone;
     uint32_t key = 0;  // meta key
     uint32_t base = 0, offset = 0, len = 0;
     bool masked = false;
     std::array<uint8_t, 16> mask{};
-    std::string value;  // immediate data
+    std::string value;  // immediate data; numgen: as nft prints it ("numgen random mod 5")
   };
 
   void match(std::string_view name, const AttrTable& tb) {
@@ -558,11 +561,17 @@ class NativeDecoder {
       r = NativeReg{};
       r.kind = NativeReg::kValue;
       r.value = std::string(data_value(tb[NFTA_IMMEDIATE_DATA]));
-    } else if ((name == "lookup" && tb[NFTA_LOOKUP_DREG]) || (name == "numgen" && tb[NFTA_NG_DREG]) ||
+    } else if (name == "numgen" && tb[NFTA_NG_DREG]) {
+      NativeReg& r = reg(be32(tb[NFTA_NG_DREG]));
+      r = NativeReg{};
+      r.kind = NativeReg::kNumgen;
+      const uint32_t offset = be32(tb[NFTA_NG_OFFSET]);
+      r.value = std::string("numgen ") + (be32(tb[NFTA_NG_TYPE]) == NFT_NG_RANDOM ? "random" : "inc") + " mod " +
+                std::to_string(be32(tb[NFTA_NG_MODULUS])) + (offset ? " offset " + std::to_string(offset) : "");
+    } else if ((name == "lookup" && tb[NFTA_LOOKUP_DREG]) ||
                (name == "hash" && tb[NFTA_HASH_DREG]) || (name == "ct" && tb[NFTA_CT_DREG])) {
       // A value computed at run time: nothing this record spells.
-      const nlattr* dreg = name == "lookup" ? tb[NFTA_LOOKUP_DREG] : name == "numgen" ? tb[NFTA_NG_DREG]
-                           : name == "hash" ? tb[NFTA_HASH_DREG] : tb[NFTA_CT_DREG];
+      const nlattr* dreg = name == "lookup" ? tb[NFTA_LOOKUP_DREG] : name == "hash" ? tb[NFTA_HASH_DREG] : tb[NFTA_CT_DREG];
       reg(be32(dreg)) = NativeReg{};
     } else if (name == "cmp") {
       const uint32_t op = be32(tb[NFTA_CMP_OP]);

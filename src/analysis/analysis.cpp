@@ -658,6 +658,12 @@ model::RuleDetail rule_detail_for(std::string_view chain) {
   for (std::string_view prefix : {"KUBE-SVC-", "KUBE-SVL-", "KUBE-EXT-", "KUBE-FW-"}) {
     if (chain.substr(0, prefix.size()) == prefix) return model::RuleDetail::Verdict;
   }
+  // kube-proxy nftables: the per-Service chains a service-ips element leads
+  // through (gotos, and the endpoint pick's `numgen random mod N`).
+  std::string_view kind = kube_proxy_nft_chain_kind(chain);
+  if (kind == "service" || kind == "local" || kind == "external" || kind == "firewall") {
+    return model::RuleDetail::Verdict;
+  }
   return model::RuleDetail::None;
 }
 

@@ -215,5 +215,51 @@ TEST(KubeProxyNftWhere, FindsMapElementsAndNativeRules) {
   EXPECT_NE(text.out.find("-> dnat to " + std::string(ep[1]) + ":" + std::string(ep[2])), std::string::npos) << text.out;
 }
 
+// compare --services of the iptables-mode and the nftables-mode node of one
+// cluster state (kube-proxy v1.30.3, same Services and EndpointSlices): every
+// service port is a row on both sides with the same endpoint count (cluster
+// vs local endpoints, the terminating fallback of a Local policy) and the same
+// label whichever side comes first (an unnamed port is "ns/svc" on both).
+TEST(KubeProxyNftServices, EveryServiceRowEqualAcrossTheModesOfOneClusterState) {
+  for (const auto& [size, rows] : std::vector<std::pair<std::string, size_t>>{{"300x5", 612}, {"3000x8", 5935}}) {
+    SCOPED_TRACE(size);
+    TempDir dir;
+    const std::string up = source_path(kUp + "real-kube-proxy/");
+    const std::string ipt = dir.file("ipt.json"), nft = dir.file("nft.json");
+    ASSERT_EQ(run({dpscope_bin(), "import", "--iptables-save", up + "iptables-" + size + "/iptables-save.txt.zst",
+                   "--ip6tables-save", up + "iptables-" + size + "/ip6tables-save.txt.zst", "-o", ipt})
+                  .exit_code,
+              0);
+    ASSERT_EQ(run({dpscope_bin(), "import", "--nft-json", up + "nftables-" + size + "/nft-ruleset.json.zst", "-o", nft})
+                  .exit_code,
+              0);
+    auto services = [&](const std::string& a, const std::string& b) {
+      auto r = run({dpscope_bin(), "compare", a, b, "--services", "--format", "json"});
+      EXPECT_EQ(r.exit_code, 0) << r.err;
+      return json::parse(r.out)["services"];
+    };
+    const json forward = services(ipt, nft), backward = services(nft, ipt);
+    ASSERT_EQ(forward.size(), rows);
+    ASSERT_EQ(backward.size(), rows);
+    std::map<std::string, std::string> label_forward, label_backward;
+    size_t unnamed_ports = 0, differing = 0;
+    for (const auto& r : forward) {
+      label_forward[r["address"]] = r["service"];
+      const std::string label = r["service"];
+      unnamed_ports += label.find(':') == std::string::npos;
+      ASSERT_EQ(r["sides"][0].size(), 1u) << r.dump();
+      ASSERT_EQ(r["sides"][1].size(), 1u) << r.dump();
+      EXPECT_EQ(r["sides"][0][0]["dataplane"], "iptables");
+      EXPECT_EQ(r["sides"][1][0]["dataplane"], "nftables");
+      if (r["sides"][0][0]["endpoints"] != r["sides"][1][0]["endpoints"] && differing++ < 10) {
+        ADD_FAILURE() << "endpoints differ: " << r.dump();
+      }
+    }
+    for (const auto& r : backward) label_backward[r["address"]] = r["service"];
+    EXPECT_EQ(label_forward, label_backward);
+    EXPECT_GT(unnamed_ports, 0u);  // the fixture has unnamed ports: the label case is exercised
+  }
+}
+
 }  // namespace
 }  // namespace dpscope::test

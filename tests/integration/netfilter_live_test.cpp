@@ -148,6 +148,9 @@ NftTextFacts facts_of_nft_text(const std::string& printed) {
     f.verdict_kind = "vmap", f.target = m[1];
   } else if (rule.find(" vmap {") != std::string::npos) {
     f.verdict_kind = "vmap";
+    if (std::regex_search(rule, m, std::regex(R"((?:^| )(numgen (?:random|inc) mod [0-9]+(?: offset [0-9]+)?) vmap \{)"))) {
+      f.target_args = m[1];
+    }
   } else if (last == "accept" || last == "drop" || last == "return" || last == "continue") {
     f.verdict_kind = "verdict", f.target = last;
   } else if (std::regex_search(rule, std::regex(R"((?:^| )reject(?: with .*)?$)"))) {
@@ -195,7 +198,7 @@ TEST(NetfilterLive, NativeKubeProxyRulesDecodedAsNftPrintsThem) {
     const nf::ToolView view = nf::tool_view(ns, dir);
     nf::expect_same_netfilter(live, view.imported);
     const NftTextRules text = nft_text_rules(ns.sh("nft list ruleset"));
-    size_t rules = 0, destinations = 0, dnats = 0, ports = 0, reported = 0;
+    size_t rules = 0, destinations = 0, dnats = 0, ports = 0, picks = 0, reported = 0;
     for (const auto& t : live.netfilter.tables) {
       ASSERT_EQ(t.backend, Backend::Nftables);
       for (const auto& c : t.chains) {
@@ -208,6 +211,7 @@ TEST(NetfilterLive, NativeKubeProxyRulesDecodedAsNftPrintsThem) {
           destinations += r.match.destination.has_value();
           dnats += r.target == "dnat" && !r.target_args.empty();
           ports += !r.match.dport.empty();
+          picks += r.verdict_kind == "vmap" && r.target_args.rfind("numgen ", 0) == 0;
           const NftTextFacts want = facts_of_nft_text(it->second[i]), got = facts_of_record(r);
           auto same = [](const NftTextFacts& a, const NftTextFacts& b) {
             return std::tie(a.source, a.destination, a.protocol, a.dport, a.target, a.target_args, a.verdict_kind) ==
@@ -223,10 +227,11 @@ TEST(NetfilterLive, NativeKubeProxyRulesDecodedAsNftPrintsThem) {
         }
       }
     }
-    std::printf("native rules: %zu, with a destination %zu, a dport %zu, dnat to %zu\n", rules, destinations, ports,
-                dnats);
+    std::printf("native rules: %zu, with a destination %zu, a dport %zu, dnat to %zu, numgen endpoint picks %zu\n", rules,
+                destinations, ports, dnats, picks);
     EXPECT_GT(destinations, 0u);
     EXPECT_GT(dnats, 0u);
+    EXPECT_GT(picks, 0u);
   }
 }
 
