@@ -70,7 +70,10 @@ std::string render_html(const Comparison& c) {
   out += bar_chart("eBPF memory by owner (fdinfo memlock; its meaning per kernel is in the memory notes)", mem, c.sides,
                    true);
   out += resident_cost_charts_html(c);
-  out += bar_chart("Services programmed per dataplane", series_of(c, "services.", "", false), c.sides, false);
+  std::vector<Series> services = series_of(c, "services.", "", false);
+  // One bar per dataplane: the "without endpoints" subsets are in the table.
+  std::erase_if(services, [](const Series& s) { return s.label.ends_with(".without_endpoints"); });
+  out += bar_chart("Services programmed per dataplane", services, c.sides, false);
   if (!c.scale.empty()) out += "<h3>Scale projection</h3>\n" + scale_charts_html(c.scale, c.sides);
 
   // Tables: the same rows as every other format.

@@ -2,6 +2,7 @@
 #include "analysis/strings.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <unordered_set>
 
@@ -209,6 +210,7 @@ NetfilterAnalysis analyze_netfilter(const model::Snapshot& s) {
   }
   n.native = combine(n.nf_tables, availability_of(s, "netfilter.nftables-native", s.netfilter.collected));
   std::set<std::string> all_ips;
+  std::map<Backend, std::unordered_set<std::string>> frontends_forwarded, frontends_rejected;
   for (const auto& t : s.netfilter.tables) {
     TableStats ts;
     ts.backend = t.backend;
@@ -219,9 +221,22 @@ NetfilterAnalysis analyze_netfilter(const model::Snapshot& s) {
     if (kube_proxy_nft) {
       n.kube_proxy_nft.present = true;
       n.kube_proxy_nft.tables.push_back(t.family + " " + t.name);
+      std::unordered_set<std::string> forwarded, rejected;
       for (const auto& set : t.sets) {
         if (set.name == "service-ips") n.kube_proxy_nft.services += set.element_count;
         if (set.name == "service-nodeports") n.kube_proxy_nft.nodeports += set.element_count;
+        if (set.name == "service-ips" || set.name == "no-endpoint-services") {
+          for (const auto& e : set.elements) (set.name == "service-ips" ? forwarded : rejected).insert(e.key);
+          // Elements counted, not listed: each one a frontend (no key to merge).
+          if (!set.elements_recorded) n.kube_proxy_nft.frontends += set.element_count;
+        }
+      }
+      n.kube_proxy_nft.frontends += forwarded.size();
+      for (const auto& k : rejected) {
+        if (!forwarded.count(k)) {
+          n.kube_proxy_nft.frontends += 1;
+          n.kube_proxy_nft.frontends_without_endpoints += 1;
+        }
       }
     }
     std::unordered_set<std::string> table_ips;  // 20k services: no linear search per rule
@@ -248,6 +263,21 @@ NetfilterAnalysis analyze_netfilter(const model::Snapshot& s) {
           n.kube_proxy_nft.base_chains += 1;
         } else {
           n.kube_proxy_nft.chains_by_kind[std::string(kube_proxy_nft_chain_kind(c.name))] += 1;
+        }
+      }
+      if (t.backend != Backend::Nftables && (c.name == "KUBE-SERVICES" || c.name == "KUBE-EXTERNAL-SERVICES")) {
+        // Frontends: "ADDR:PORT/PROTO" of a nat jump to a service chain or a filter REJECT / DROP.
+        for (const auto& r : c.rules) {
+          if (!r.match.destination || r.match.destination->negated || r.match.dport.empty()) continue;
+          const bool nat_jump = t.name == "nat" && c.name == "KUBE-SERVICES" && r.verdict_kind == "jump" &&
+                                (starts_with(r.target, "KUBE-SVC-") || starts_with(r.target, "KUBE-SVL-") ||
+                                 starts_with(r.target, "KUBE-EXT-") || starts_with(r.target, "KUBE-FW-"));
+          const bool verdict = t.name == "filter" && (r.target == "REJECT" || r.target == "DROP");
+          if (!nat_jump && !verdict) continue;
+          auto ip = single_address(r.match.destination->cidr);
+          if (!ip) continue;
+          (nat_jump ? frontends_forwarded : frontends_rejected)[t.backend].insert(*ip + ":" + r.match.dport + "/" +
+                                                                                  r.match.protocol);
         }
       }
       if (c.name == "KUBE-SERVICES") {
@@ -282,6 +312,14 @@ NetfilterAnalysis analyze_netfilter(const model::Snapshot& s) {
     n.tables.push_back(std::move(ts));
   }
   n.service_ips.assign(all_ips.begin(), all_ips.end());
+  for (auto& [backend, keys] : frontends_forwarded) n.service_frontends += keys.size();
+  for (auto& [backend, keys] : frontends_rejected) {
+    for (const auto& k : keys) {
+      if (frontends_forwarded[backend].count(k)) continue;
+      n.service_frontends += 1;
+      n.service_frontends_without_endpoints += 1;
+    }
+  }
   return n;
 }
 
@@ -652,7 +690,7 @@ NodeAnalysis analyze(const model::Snapshot& s) {
 }
 
 model::RuleDetail rule_detail_for(std::string_view chain) {
-  if (chain == "KUBE-SERVICES") return model::RuleDetail::Full;
+  if (chain == "KUBE-SERVICES" || chain == "KUBE-EXTERNAL-SERVICES") return model::RuleDetail::Full;
   // services_view follows these jumps; fit_scale splits them into per-service
   // and per-endpoint rules.
   for (std::string_view prefix : {"KUBE-SVC-", "KUBE-SVL-", "KUBE-EXT-", "KUBE-FW-"}) {

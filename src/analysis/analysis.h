@@ -91,6 +91,11 @@ struct KubeProxyNft {
   bool present = false;
   std::vector<std::string> tables;            // "ip kube-proxy"
   uint64_t services = 0;                      // elements of the `service-ips` maps
+  // Service frontends (address . protocol . port) with or without endpoints:
+  // the keys of `service-ips` and `no-endpoint-services`, each once. Like for
+  // like with NetfilterAnalysis::service_frontends.
+  uint64_t frontends = 0;
+  uint64_t frontends_without_endpoints = 0;   // keys only in `no-endpoint-services` (reject / drop)
   uint64_t nodeports = 0;                     // elements of `service-nodeports`
   uint64_t rules = 0;
   // Regular chains by kube_proxy_nft_chain_kind(): the per-Service kinds and "helper".
@@ -143,6 +148,13 @@ struct NetfilterAnalysis {
   uint64_t calico_chains = 0;        // cali-*
   uint64_t service_ip_rules = 0;     // sum over tables
   std::vector<std::string> service_ips;  // unique over tables, sorted
+  // kube-proxy iptables mode's service frontends (address:port/protocol) with or
+  // without endpoints, each once per backend: nat KUBE-SERVICES jumps to a
+  // service chain, and filter KUBE-SERVICES / KUBE-EXTERNAL-SERVICES REJECT
+  // (no endpoints) or DROP (Local policy, no local endpoint) of one address.
+  // The same frontends as KubeProxyNft::frontends of an nftables node.
+  uint64_t service_frontends = 0;
+  uint64_t service_frontends_without_endpoints = 0;  // only a REJECT / DROP, no nat jump
   KubeProxyNft kube_proxy_nft;
 };
 

@@ -261,5 +261,185 @@ TEST(KubeProxyNftServices, EveryServiceRowEqualAcrossTheModesOfOneClusterState) 
   }
 }
 
+// Service frontends (address, port, protocol) of kube-proxy's, with or without
+// endpoints, read from iptables-save text: nat KUBE-SERVICES jumps to a
+// service chain, filter KUBE-SERVICES / KUBE-EXTERNAL-SERVICES REJECT or DROP.
+std::pair<std::set<std::string>, std::set<std::string>> iptables_frontends(const std::string& save) {
+  std::set<std::string> forwarded, verdicts;
+  static const std::regex rule(R"(^-A (KUBE-SERVICES|KUBE-EXTERNAL-SERVICES) .*)");
+  static const std::regex d(R"( -d ([0-9a-f:.]+)/(32|128) )"), port(R"(--dport ([0-9]+))"), proto(R"( -p (\w+) )"),
+      jump(R"( -j (\S+))");
+  std::istringstream in(save);
+  std::string line, table;
+  while (std::getline(in, line)) {
+    if (line.rfind("*", 0) == 0) table = line.substr(1);
+    std::smatch m, a, p, pr, j;
+    if (!std::regex_match(line, m, rule) || !std::regex_search(line, a, d) || !std::regex_search(line, p, port) ||
+        !std::regex_search(line, pr, proto) || !std::regex_search(line, j, jump)) {
+      continue;
+    }
+    const std::string key = std::string(a[1]) + ":" + std::string(p[1]) + "/" + std::string(pr[1]);
+    const std::string target = j[1];
+    if (table == "nat" && m[1] == "KUBE-SERVICES" && std::regex_match(target, std::regex("KUBE-(SVC|SVL|EXT|FW)-.*"))) {
+      forwarded.insert(key);
+    }
+    if (table == "filter" && (target == "REJECT" || target == "DROP")) verdicts.insert(key);
+  }
+  return {forwarded, verdicts};
+}
+
+// The same from nft's JSON: keys of service-ips and of no-endpoint-services.
+std::pair<std::set<std::string>, std::set<std::string>> nft_frontends(const std::string& nft_json) {
+  std::set<std::string> forwarded, verdicts;
+  const json doc = json::parse(nft_json);  // held: a range-for over a temporary's member dangles
+  for (const auto& item : doc["nftables"]) {
+    if (!item.contains("map")) continue;
+    const auto& m = item["map"];
+    if (m["name"] != "service-ips" && m["name"] != "no-endpoint-services") continue;
+    for (const auto& e : m.value("elem", json::array())) {
+      json k = e[0].contains("elem") ? e[0]["elem"]["val"] : e[0];
+      const auto& c = k["concat"];
+      const std::string key = c[0].get<std::string>() + ":" + c[2].dump() + "/" + c[1].get<std::string>();
+      (m["name"] == "service-ips" ? forwarded : verdicts).insert(key);
+    }
+  }
+  return {forwarded, verdicts};
+}
+
+// Imports of a whole node: the other parts given as empty inputs, so the
+// Findings (drawn only from whole sections) are there.
+struct WholeNodes {
+  TempDir dir;
+  std::string ipt, nft;
+  explicit WholeNodes(const std::string& size) {
+    const std::string up = source_path(kUp + "real-kube-proxy/");
+    write_text(dir.file("empty.txt"), "");
+    write_text(dir.file("empty.json"), R"({"nftables": [{"metainfo": {"version": "1.0.6", "json_schema_version": 1}}]})");
+    ipt = dir.file("ipt.json");
+    nft = dir.file("nft.json");
+    auto a = run({dpscope_bin(), "import", "--iptables-save", up + "iptables-" + size + "/iptables-save.txt.zst",
+                  "--ip6tables-save", up + "iptables-" + size + "/ip6tables-save.txt.zst", "--iptables-legacy-save",
+                  dir.file("empty.txt"), "--nft-json", dir.file("empty.json"), "--node", "iptables-node", "-o", ipt});
+    EXPECT_EQ(a.exit_code, 0) << a.err;
+    auto b = run({dpscope_bin(), "import", "--nft-json", up + "nftables-" + size + "/nft-ruleset.json.zst",
+                  "--iptables-save", dir.file("empty.txt"), "--iptables-legacy-save", dir.file("empty.txt"), "--node",
+                  "nftables-node", "-o", nft});
+    EXPECT_EQ(b.exit_code, 0) << b.err;
+  }
+};
+
+TEST(KubeProxyNftServices, ServicesPerDataplaneCountTheSameFrontendsInBothModes) {
+  for (const char* size : {"300x5", "3000x8"}) {
+    SCOPED_TRACE(size);
+    WholeNodes nodes(size);
+    const std::string up = source_path(kUp + "real-kube-proxy/");
+    auto [ipt_fwd, ipt_verdict] = iptables_frontends(unzstd(up + "iptables-" + std::string(size) + "/iptables-save.txt.zst") +
+                                                     unzstd(up + "iptables-" + std::string(size) + "/ip6tables-save.txt.zst"));
+    auto [nft_fwd, nft_verdict] = nft_frontends(unzstd(up + "nftables-" + std::string(size) + "/nft-ruleset.json.zst"));
+    std::set<std::string> ipt_all = ipt_fwd, nft_all = nft_fwd;
+    ipt_all.insert(ipt_verdict.begin(), ipt_verdict.end());
+    nft_all.insert(nft_verdict.begin(), nft_verdict.end());
+    ASSERT_EQ(ipt_all, nft_all);  // the oracle: the same frontends in both tools' output
+    size_t without = 0;
+    for (const auto& k : ipt_all) without += !ipt_fwd.count(k);
+    ASSERT_GT(without, 0u);
+    auto r = run({dpscope_bin(), "compare", nodes.ipt, nodes.nft, "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json report = json::parse(r.out);
+    auto cell = [&](const std::string& id, size_t side) { return report_row(report, id)["values"][side]; };
+    EXPECT_EQ(cell("services.iptables", 0), ipt_all.size());
+    EXPECT_EQ(cell("services.iptables.without_endpoints", 0), without);
+    EXPECT_EQ(cell("services.nftables", 1), nft_all.size());
+    EXPECT_EQ(cell("services.nftables.without_endpoints", 1), without);
+    EXPECT_EQ(cell("services.iptables", 1), 0);
+    EXPECT_EQ(cell("services.nftables", 0), 0);
+  }
+}
+
+// Findings open with every rule of every table and backend, then the same per
+// dataplane, for every side (three here), before any per-side sentence.
+TEST(KubeProxyNftFindings, TotalRulesFirstThenPerDataplaneForEverySide) {
+  WholeNodes nodes("300x5");
+  auto r = run({dpscope_bin(), "compare", nodes.ipt, nodes.nft, nodes.ipt, "--label", "a", "--label", "b", "--label",
+                "c", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json report = json::parse(r.out);
+  auto rules = [&](const std::string& id, size_t side) {
+    return std::to_string(report_row(report, id)["values"][side].get<uint64_t>());
+  };
+  // Oracle: the rule lines of the tools' own output.
+  const std::string up = source_path(kUp + "real-kube-proxy/");
+  size_t ipt_rules = 0;
+  {
+    std::istringstream in(unzstd(up + "iptables-300x5/iptables-save.txt.zst") + unzstd(up + "iptables-300x5/ip6tables-save.txt.zst"));
+    std::string line;
+    while (std::getline(in, line)) ipt_rules += line.rfind("-A ", 0) == 0;
+  }
+  size_t nft_rules = 0;
+  const json nft_doc = json::parse(unzstd(up + "nftables-300x5/nft-ruleset.json.zst"));
+  for (const auto& item : nft_doc["nftables"]) {
+    nft_rules += item.contains("rule");
+  }
+  EXPECT_EQ(rules("netfilter.rules", 0), std::to_string(ipt_rules));
+  EXPECT_EQ(rules("netfilter.rules", 1), std::to_string(nft_rules));
+  const auto& f = report["findings"];
+  ASSERT_GE(f.size(), 5u) << f.dump(1);
+  const long d = static_cast<long>(nft_rules) - static_cast<long>(ipt_rules);
+  EXPECT_EQ(f[0], "rules in all tables and backends: " + std::to_string(ipt_rules) + " on a, " +
+                      std::to_string(nft_rules) + " on b (" + std::to_string(d) + "), " + std::to_string(ipt_rules) +
+                      " on c (0).");
+  EXPECT_EQ(f[1], "rules per dataplane: a " + std::to_string(ipt_rules) + " iptables, 0 native nftables; b 0 iptables, " +
+                      std::to_string(nft_rules) + " native nftables; c " + std::to_string(ipt_rules) +
+                      " iptables, 0 native nftables.");
+  // The per-side sentences count the same frontends on both modes.
+  const std::string frontends = std::to_string(report_row(report, "services.iptables")["values"][0].get<uint64_t>());
+  EXPECT_EQ(f[2].get<std::string>().rfind("a programs " + frontends + " service frontends", 0), 0u) << f[2];
+  EXPECT_EQ(f[3].get<std::string>().rfind("b programs " + frontends + " service frontends", 0), 0u) << f[3];
+}
+
+TEST(KubeProxyNftCheck, NftablesNodePassesAndIptablesLeftoversFailNamingTheBackend) {
+  WholeNodes nodes("300x5");
+  auto ok = run({dpscope_bin(), "check", nodes.nft, "--expect", "kube-proxy-nftables", "--format", "json"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+  const json pass = json::parse(ok.out);
+  EXPECT_TRUE(pass["problems"].empty()) << ok.out;
+  bool wording = false;
+  for (const auto& p : pass["passed"]) {
+    const std::string s = p;
+    EXPECT_EQ(s.find("only one iptables backend"), std::string::npos) << s;  // none holds rules here
+    wording = wording || s.rfind("no iptables backend holds rules (only native nftables: ", 0) == 0;
+  }
+  EXPECT_TRUE(wording) << ok.out;
+
+  // The nftables node with kube-proxy's iptables-mode chains left in the legacy
+  // backend, empty (as after a flush) -- no KUBE-SVC/SEP, no rules: still leftovers.
+  TempDir dir;
+  write_text(dir.file("legacy.txt"),
+             "*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n:KUBE-MARK-MASQ - [0:0]\n:KUBE-POSTROUTING - [0:0]\n"
+             "COMMIT\n*filter\n:INPUT ACCEPT [0:0]\n:KUBE-FIREWALL - [0:0]\n:KUBE-KUBELET-CANARY - [0:0]\nCOMMIT\n");
+  write_text(dir.file("empty.txt"), "");
+  const std::string left = dir.file("left.json");
+  ASSERT_EQ(run({dpscope_bin(), "import", "--nft-json", source_path(kUp + "real-kube-proxy/nftables-300x5/nft-ruleset.json.zst"),
+                 "--iptables-save", dir.file("empty.txt"), "--iptables-legacy-save", dir.file("legacy.txt"), "-o", left})
+                .exit_code,
+            0);
+  auto bad = run({dpscope_bin(), "check", left, "--expect", "kube-proxy-nftables", "--format", "json"});
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  const json fail = json::parse(bad.out);
+  std::vector<std::string> stale;
+  for (const auto& p : fail["problems"]) {
+    if (p["id"] == "stale-kube-proxy-chains") stale.push_back(p["message"]);
+  }
+  ASSERT_EQ(stale.size(), 1u) << bad.out;
+  // kube-proxy's three, not kubelet's KUBE-FIREWALL / KUBE-KUBELET-CANARY.
+  EXPECT_EQ(stale[0], "iptables-legacy: 3 chains of kube-proxy's iptables mode are left (empty ones included): "
+                      "KUBE-MARK-MASQ, KUBE-POSTROUTING, KUBE-SERVICES");
+  // The iptables node itself, checked as an nftables node: its leftovers named by backend.
+  auto ipt = run({dpscope_bin(), "check", nodes.ipt, "--expect", "kube-proxy-nftables"});
+  EXPECT_EQ(ipt.exit_code, 1);
+  EXPECT_NE(ipt.out.find("problem [stale-kube-proxy-chains]: iptables-nft: "), std::string::npos) << ipt.out;
+  EXPECT_NE(ipt.out.find("problem [kube-proxy-missing]"), std::string::npos) << ipt.out;
+}
+
 }  // namespace
 }  // namespace dpscope::test
