@@ -468,6 +468,15 @@ Comparison compare(std::vector<AnalyzedInput> inputs) {
           kind_note.at(k));
   }
   b.add("nftables.kube_proxy.rules", "nftables", "kube-proxy nftables: rules", kpn([](const auto& k) { return k.rules; }));
+  // The same rules by chain kind: the nftables side of "rules by chain family".
+  kinds.push_back("base");
+  for (const auto& k : kinds) {
+    std::string label = k == "helper" ? "helper chains" : k == "base" ? "base chains" : k + "-* chains";
+    b.add("nftables.kube_proxy.rules." + k, "nftables", "  rules in " + label, kpn([k](const auto& x) {
+            auto it = x.rules_by_kind.find(k);
+            return it == x.rules_by_kind.end() ? uint64_t{0} : it->second;
+          }));
+  }
 
   // ---- eBPF
   b.add("ebpf.programs", "ebpf", "eBPF programs", eb(&EA::programs_av, [](const auto& e) { return e.programs; }));

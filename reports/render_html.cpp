@@ -66,6 +66,8 @@ std::string render_html(const Comparison& c) {
   }
   out += "<h2>Charts</h2>\n";
   out += bar_chart("Rules by chain family (iptables)", series_of(c, "netfilter.family.", ".rules", true), c.sides, false);
+  out += bar_chart("Rules by chain kind (kube-proxy nftables)", series_of(c, "nftables.kube_proxy.rules.", "", true),
+                   c.sides, false);
   std::vector<Series> mem = series_of(c, "ebpf.memlock_bytes.", "", true);
   out += bar_chart("eBPF memory by owner (fdinfo memlock; its meaning per kernel is in the memory notes)", mem, c.sides,
                    true);

@@ -261,8 +261,11 @@ NetfilterAnalysis analyze_netfilter(const model::Snapshot& s) {
         n.kube_proxy_nft.rules += c.rule_count;
         if (c.base) {
           n.kube_proxy_nft.base_chains += 1;
+          n.kube_proxy_nft.rules_by_kind["base"] += c.rule_count;
         } else {
-          n.kube_proxy_nft.chains_by_kind[std::string(kube_proxy_nft_chain_kind(c.name))] += 1;
+          const std::string kind(kube_proxy_nft_chain_kind(c.name));
+          n.kube_proxy_nft.chains_by_kind[kind] += 1;
+          n.kube_proxy_nft.rules_by_kind[kind] += c.rule_count;
         }
       }
       if (t.backend != Backend::Nftables && (c.name == "KUBE-SERVICES" || c.name == "KUBE-EXTERNAL-SERVICES")) {

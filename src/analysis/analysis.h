@@ -101,6 +101,8 @@ struct KubeProxyNft {
   // Regular chains by kube_proxy_nft_chain_kind(): the per-Service kinds and "helper".
   std::map<std::string, uint64_t> chains_by_kind;
   uint64_t base_chains = 0;                   // hooked chains (nat-prerouting, filter-input, ...)
+  // Rules by the same kinds, and "base" for the hooked chains' rules.
+  std::map<std::string, uint64_t> rules_by_kind;
 };
 
 // kube-proxy's per-Service chains in nftables mode are named

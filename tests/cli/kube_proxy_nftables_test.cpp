@@ -441,5 +441,29 @@ TEST(KubeProxyNftCheck, NftablesNodePassesAndIptablesLeftoversFailNamingTheBacke
   EXPECT_NE(ipt.out.find("problem [kube-proxy-missing]"), std::string::npos) << ipt.out;
 }
 
+// The review of the migration itself: kube-proxy v1.30.3's iptables-mode node
+// vs its nftables-mode node of the same 300 Services, in every format, against
+// tests/golden/compare-kube-proxy-modes.* (JSON as data). Run in the snapshots'
+// folder so the report names them by file name. To refresh after an intended change:
+//   DPSCOPE_UPDATE_GOLDEN=1 build/tests/dpscope_cli_tests --gtest_filter='KubeProxyModesGolden*'
+class KubeProxyModesGolden : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
+
+TEST_P(KubeProxyModesGolden, MatchesGolden) {
+  WholeNodes nodes("300x5");
+  const auto [format, golden] = GetParam();
+  auto r = run({"sh", "-c", "cd '" + nodes.dir.file("") + "' && '" + dpscope_bin() +
+                                "' compare ipt.json nft.json --format " + format});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string here = nodes.dir.file("");
+  EXPECT_EQ(r.out.find(here.substr(0, here.size() - 1)), std::string::npos);  // no path of this machine
+  expect_golden(format, golden, r.out);
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, KubeProxyModesGolden,
+                         ::testing::Values(std::pair{"text", "compare-kube-proxy-modes.txt"},
+                                           std::pair{"markdown", "compare-kube-proxy-modes.md"},
+                                           std::pair{"json", "compare-kube-proxy-modes.json"},
+                                           std::pair{"html", "compare-kube-proxy-modes.html"}));
+
 }  // namespace
 }  // namespace dpscope::test
