@@ -8,6 +8,7 @@
 // objects under their iptables names.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -464,6 +465,59 @@ INSTANTIATE_TEST_SUITE_P(Formats, KubeProxyModesGolden,
                                            std::pair{"markdown", "compare-kube-proxy-modes.md"},
                                            std::pair{"json", "compare-kube-proxy-modes.json"},
                                            std::pair{"html", "compare-kube-proxy-modes.html"}));
+
+// scale on an nftables-mode node: rules and map elements as functions of
+// services (service- chains) and endpoints (endpoint- chains), fitted from the
+// node's own composition. At its own size the fit gives back nft's own counts;
+// fitted at 300 Services it projects the real 3,000-Service node of the same
+// kind of cluster state within 2% (rules) and 5% (map elements).
+TEST(KubeProxyNftScale, FittedFromTheNodeAndProjectingTheLargerRun) {
+  const std::string up = source_path(kUp + "real-kube-proxy/");
+  struct Counted {
+    uint64_t rules = 0, elements = 0, service_chains = 0, endpoint_chains = 0;
+  };
+  auto counted = [&](const std::string& size) {
+    Counted c;
+    const json doc = json::parse(unzstd(up + "nftables-" + size + "/nft-ruleset.json.zst"));
+    static const std::regex service("^service-[A-Z2-7]{8}-.*"), endpoint("^endpoint-[A-Z2-7]{8}-.*");
+    for (const auto& item : doc["nftables"]) {
+      c.rules += item.contains("rule");
+      for (const char* kind : {"set", "map"}) {
+        if (item.contains(kind) && item[kind]["table"] == "kube-proxy") c.elements += item[kind].value("elem", json::array()).size();
+      }
+      if (item.contains("chain")) {
+        const std::string name = item["chain"]["name"];
+        c.service_chains += std::regex_match(name, service);
+        c.endpoint_chains += std::regex_match(name, endpoint);
+      }
+    }
+    return c;
+  };
+  const Counted small = counted("300x5"), large = counted("3000x8");
+  WholeNodes nodes("300x5");
+  auto scale = [&](const std::string& file, uint64_t services, uint64_t endpoints) {
+    auto r = run({dpscope_bin(), "scale", file, "--services", std::to_string(services), "--endpoints",
+                  std::to_string(endpoints), "--format", "json"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return json::parse(r.out)["nodes"][0];
+  };
+  const json own = scale(nodes.nft, small.service_chains, small.endpoint_chains);
+  ASSERT_TRUE(own["nftables"]["fitted"]) << own.dump(1);
+  EXPECT_EQ(own["nftables"]["now"]["rules"], small.rules);
+  EXPECT_EQ(own["nftables"]["now"]["map_elements"], small.elements);
+  EXPECT_EQ(own["nftables"]["projection"][0]["rules"], small.rules);
+  EXPECT_EQ(own["nftables"]["projection"][0]["map_elements"], small.elements);
+  const json big = scale(nodes.nft, large.service_chains, large.endpoint_chains)["nftables"]["projection"][0];
+  const double rules = big["rules"].get<double>(), elements = big["map_elements"].get<double>();
+  std::printf("fit at 300x5 projected to 3000x8: %.0f rules (real %llu), %.0f map elements (real %llu)\n", rules,
+              static_cast<unsigned long long>(large.rules), elements, static_cast<unsigned long long>(large.elements));
+  EXPECT_NEAR(rules, static_cast<double>(large.rules), 0.02 * static_cast<double>(large.rules));
+  EXPECT_NEAR(elements, static_cast<double>(large.elements), 0.05 * static_cast<double>(large.elements));
+  // The iptables-mode node has no nftables fit, and says why.
+  const json ipt = scale(nodes.ipt, 100, 500);
+  EXPECT_FALSE(ipt["nftables"]["fitted"]);
+  EXPECT_NE(ipt["nftables"]["why_not"].get<std::string>().find("not kube-proxy nftables mode"), std::string::npos);
+}
 
 }  // namespace
 }  // namespace dpscope::test
