@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <set>
 
 namespace dpscope::reports {
@@ -162,13 +163,20 @@ std::vector<std::string> findings(const std::vector<NodeAnalysis>& nodes, const 
       std::string service_ips = nf.service_ips_visible()
                                     ? n_of(nf.service_ip_rules, "service-IP rule", "service-IP rules") + " in KUBE-SERVICES"
                                     : "KUBE-SERVICES rules whose addresses are not visible in this source";
-      out.push_back(who + " programs services in iptables: " + n_of(nf.kube_svc_chains, "KUBE-SVC chain", "KUBE-SVC chains") +
+      std::string frontends = nf.service_ips_visible()
+                                  ? n_of(nf.service_frontends, "service frontend", "service frontends") + " (" +
+                                        std::to_string(nf.service_frontends_without_endpoints) +
+                                        " without endpoints) in iptables: "
+                                  : "services in iptables: ";
+      out.push_back(who + " programs " + frontends + n_of(nf.kube_svc_chains, "KUBE-SVC chain", "KUBE-SVC chains") +
                     ", " + n_of(nf.kube_sep_chains, "KUBE-SEP chain", "KUBE-SEP chains") + " and " + service_ips +
                     "; a new connection walks up to " + n_of(nf.kube_services_walk, "rule", "rules") +
                     " there, one more for every service port.");
     } else if (nf.kube_proxy_nft.present) {
-      out.push_back(who + " programs " + n_of(nf.kube_proxy_nft.services, "service port", "service ports") +
-                    " in kube-proxy's nftables maps: one map lookup per new connection.");
+      const auto& k = nf.kube_proxy_nft;
+      out.push_back(who + " programs " + n_of(k.frontends, "service frontend", "service frontends") + " (" +
+                    std::to_string(k.frontends_without_endpoints) + " without endpoints) in kube-proxy's nftables " +
+                    "maps: one verdict-map lookup per new connection (service-ips), whatever the number of services.");
     }
     const auto* cil = n.ebpf.lb_of("cilium");
     if (!n.ebpf.services_av.complete() && !n.ebpf.service_maps_listed.empty()) {
@@ -206,14 +214,30 @@ std::vector<std::string> findings(const std::vector<NodeAnalysis>& nodes, const 
                     ". Where it is charged: " + n.ebpf.memlock.cgroup + ".");
     }
   }
+  // Across the sides, first: every rule the kernel holds (all tables, both
+  // iptables backends and native nftables), then the same per dataplane -- an
+  // iptables node and an nftables node compared like with like.
   if (nodes.size() >= 2) {
-    const auto& a = nodes[0].netfilter;
-    const auto& b = nodes[1].netfilter;
-    if (a.availability.whole() && b.availability.whole() && a.iptables_rules != b.iptables_rules) {
-      int64_t d = static_cast<int64_t>(b.iptables_rules) - static_cast<int64_t>(a.iptables_rules);
-      out.push_back("iptables rules: " + std::to_string(a.iptables_rules) + " on " + sides[0].label + ", " +
-                    std::to_string(b.iptables_rules) + " on " + sides[1].label + " (" + (d > 0 ? "+" : "") +
-                    std::to_string(d) + ").");
+    bool whole = true;
+    for (const auto& n : nodes) whole = whole && n.netfilter.availability.whole();
+    if (whole) {
+      auto signed_diff = [](uint64_t v, uint64_t base) {
+        int64_t d = static_cast<int64_t>(v) - static_cast<int64_t>(base);
+        return std::string(d > 0 ? "+" : "") + std::to_string(d);
+      };
+      std::string total = "rules in all tables and backends: ", per = "rules per dataplane: ";
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        const auto& x = nodes[i].netfilter;
+        total += (i ? ", " : "") + std::to_string(x.rules) + " on " + sides[i].label +
+                 (i ? " (" + signed_diff(x.rules, nodes[0].netfilter.rules) + ")" : "");
+        std::string iptables = std::to_string(x.iptables_rules) + " iptables";
+        if (x.iptables_nft_rules > 0 && x.legacy_rules > 0) {
+          iptables += " (" + std::to_string(x.iptables_nft_rules) + " nft, " + std::to_string(x.legacy_rules) + " legacy)";
+        }
+        per += std::string(i ? "; " : "") + sides[i].label + " " + iptables + ", " + std::to_string(x.nftables_rules) +
+               " native nftables";
+      }
+      out.insert(out.begin(), {total + ".", per + "."});
     }
   }
   return out;
@@ -293,11 +317,20 @@ Comparison compare(std::vector<AnalyzedInput> inputs) {
       return guarded(n.ebpf.services_av, l ? l->frontends : 0);
     };
   };
-  b.add("services.iptables", "services", "iptables: service-IP rules (KUBE-SERVICES)",
-        [](const NodeAnalysis& n) { return guarded(n.netfilter.service_ips_av(), n.netfilter.service_ip_rules); },
-        "one per ClusterIP/external IP and port");
-  b.add("services.nftables", "services", "nftables: kube-proxy service-ips elements",
-        nf_part(&NA::native, [](const auto& x) { return x.kube_proxy_nft.services; }));
+  // Like for like: a frontend (address, port, protocol) of kube-proxy's, with or
+  // without endpoints, counted once, in either mode.
+  b.add("services.iptables", "services", "iptables: kube-proxy service frontends",
+        [](const NodeAnalysis& n) { return guarded(n.netfilter.service_ips_av(), n.netfilter.service_frontends); },
+        "address:port/protocol, with or without endpoints: nat KUBE-SERVICES jumps + filter REJECT/DROP");
+  b.add("services.iptables.without_endpoints", "services", "  without endpoints (REJECT/DROP only)",
+        [](const NodeAnalysis& n) {
+          return guarded(n.netfilter.service_ips_av(), n.netfilter.service_frontends_without_endpoints);
+        });
+  b.add("services.nftables", "services", "nftables: kube-proxy service frontends",
+        nf_part(&NA::native, [](const auto& x) { return x.kube_proxy_nft.frontends; }),
+        "keys of service-ips + no-endpoint-services, each once");
+  b.add("services.nftables.without_endpoints", "services", "  without endpoints (no-endpoint-services)",
+        nf_part(&NA::native, [](const auto& x) { return x.kube_proxy_nft.frontends_without_endpoints; }));
   b.add("services.cilium", "services", "Cilium eBPF: service frontends", lb_frontends("cilium"));
   b.add("services.calico", "services", "Calico eBPF: service frontends", lb_frontends("calico"));
   b.add("lookup.kube_services_walk", "services", "KUBE-SERVICES rules walked per new connection",
@@ -414,15 +447,36 @@ Comparison compare(std::vector<AnalyzedInput> inputs) {
         kpn([](const auto& k) { return k.services; }), "one per service port (table ip/ip6 kube-proxy)");
   b.add("nftables.kube_proxy.nodeports", "nftables", "kube-proxy nftables: service-nodeports elements",
         kpn([](const auto& k) { return k.nodeports; }));
-  for (const char* kind : {"service", "endpoint", "external", "firewall"}) {
-    std::string k = kind;
-    b.add("nftables.kube_proxy.chains." + k, "nftables", "kube-proxy nftables: " + k + "-* chains",
+  // Per-Service chains by kube-proxy's own prefixes, then its shared helper chains.
+  static const std::map<std::string, std::string> kind_note = {
+      {"service", "named PREFIX-HASH8-ns/name/proto/port; one per service port (cluster traffic policy)"},
+      {"local", "one per service port with a Local traffic policy"},
+      {"external", "one per service port with external IPs, load balancer IPs or a node port"},
+      {"endpoint", "one per (service port, endpoint)"},
+      {"firewall", "one per service port with loadBalancerSourceRanges"},
+      {"helper", "kube-proxy's shared regular chains (services, service-endpoints-check, firewall-check, ...)"}};
+  std::vector<std::string> kinds(analysis::kube_proxy_nft_service_chain_kinds().begin(),
+                                 analysis::kube_proxy_nft_service_chain_kinds().end());
+  kinds.push_back("helper");
+  for (const auto& k : kinds) {
+    std::string label = k == "helper" ? "helper chains" : k + "-* chains";
+    b.add("nftables.kube_proxy.chains." + k, "nftables", "kube-proxy nftables: " + label,
           kpn([k](const auto& x) {
             auto it = x.chains_by_kind.find(k);
             return it == x.chains_by_kind.end() ? uint64_t{0} : it->second;
-          }));
+          }),
+          kind_note.at(k));
   }
   b.add("nftables.kube_proxy.rules", "nftables", "kube-proxy nftables: rules", kpn([](const auto& k) { return k.rules; }));
+  // The same rules by chain kind: the nftables side of "rules by chain family".
+  kinds.push_back("base");
+  for (const auto& k : kinds) {
+    std::string label = k == "helper" ? "helper chains" : k == "base" ? "base chains" : k + "-* chains";
+    b.add("nftables.kube_proxy.rules." + k, "nftables", "  rules in " + label, kpn([k](const auto& x) {
+            auto it = x.rules_by_kind.find(k);
+            return it == x.rules_by_kind.end() ? uint64_t{0} : it->second;
+          }));
+  }
 
   // ---- eBPF
   b.add("ebpf.programs", "ebpf", "eBPF programs", eb(&EA::programs_av, [](const auto& e) { return e.programs; }));

@@ -66,11 +66,16 @@ std::string render_html(const Comparison& c) {
   }
   out += "<h2>Charts</h2>\n";
   out += bar_chart("Rules by chain family (iptables)", series_of(c, "netfilter.family.", ".rules", true), c.sides, false);
+  out += bar_chart("Rules by chain kind (kube-proxy nftables)", series_of(c, "nftables.kube_proxy.rules.", "", true),
+                   c.sides, false);
   std::vector<Series> mem = series_of(c, "ebpf.memlock_bytes.", "", true);
   out += bar_chart("eBPF memory by owner (fdinfo memlock; its meaning per kernel is in the memory notes)", mem, c.sides,
                    true);
   out += resident_cost_charts_html(c);
-  out += bar_chart("Services programmed per dataplane", series_of(c, "services.", "", false), c.sides, false);
+  std::vector<Series> services = series_of(c, "services.", "", false);
+  // One bar per dataplane: the "without endpoints" subsets are in the table.
+  std::erase_if(services, [](const Series& s) { return s.label.ends_with(".without_endpoints"); });
+  out += bar_chart("Services programmed per dataplane", services, c.sides, false);
   if (!c.scale.empty()) out += "<h3>Scale projection</h3>\n" + scale_charts_html(c.scale, c.sides);
 
   // Tables: the same rows as every other format.

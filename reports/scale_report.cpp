@@ -71,6 +71,26 @@ std::string ebpf_sentence(const analysis::ScaleModel& m) {
          ", fixed by max_entries, not by the number of services; one hash lookup per new connection";
 }
 
+std::string nft_formula(const analysis::ScaleModel::Nft& m) {
+  return "rules = " + fixed(m.base_rules) + " + " + fixed(m.rules_per_service) + " x services + " +
+         fixed(m.rules_per_endpoint) + " x endpoints; map elements = " + fixed(m.elements_per_service) +
+         " x services";
+}
+
+std::string nft_now(const analysis::ScaleModel::Nft& m) {
+  return std::to_string(m.services) + " services, " + std::to_string(m.endpoints) + " endpoints, " +
+         std::to_string(m.rules) + " rules, " + std::to_string(m.elements) + " map elements";
+}
+
+// Projection points of the nftables fit: the asked size, or 100 / 1,000 / 10,000
+// services at the node's own endpoints per service.
+std::vector<ScalePoint> nft_points(const analysis::ScaleModel::Nft& m, uint64_t services, uint64_t endpoints) {
+  if (services) return {{"asked", services, endpoints}};
+  std::vector<ScalePoint> out;
+  for (uint64_t n : {100, 1000, 10000}) out.push_back({std::to_string(n) + " services", n, n * m.endpoints / m.services});
+  return out;
+}
+
 bool fits(const analysis::ScaleModel& m, const ScalePoint& p) { return p.services + p.endpoints <= m.lb_slots_max; }
 
 }  // namespace
@@ -222,6 +242,17 @@ std::string render_scale_text(const std::vector<ScaleSide>& sides, uint64_t serv
     } else {
       text += "  iptables: not fitted: " + m.why_not + "\n";
     }
+    if (m.nft.fitted) {
+      text += "  nftables: " + nft_formula(m.nft) + "   (now: " + nft_now(m.nft) + ")\n";
+      for (const auto& p : nft_points(m.nft, services, endpoints)) {
+        text += "    " + std::to_string(p.services) + " services, " + std::to_string(p.endpoints) + " endpoints: " +
+                std::to_string(analysis::project_nft_rules(m.nft, p.services, p.endpoints)) + " rules, " +
+                std::to_string(analysis::project_nft_elements(m.nft, p.services)) +
+                " map elements; one verdict-map lookup per new connection\n";
+      }
+    } else if (!m.fitted) {
+      text += "  nftables: not fitted: " + m.nft.why_not + "\n";
+    }
     if (m.has_lb_map) {
       text += "  eBPF: " + ebpf_sentence(m) + "\n";
       for (const auto& p : points) {
@@ -255,6 +286,28 @@ std::string render_scale_json(const std::vector<ScaleSide>& sides, uint64_t serv
     } else {
       node["why_not"] = m.why_not;
     }
+    nlohmann::json nft = {{"fitted", m.nft.fitted}};
+    if (m.nft.fitted) {
+      nft["now"] = {{"services", m.nft.services},
+                    {"endpoints", m.nft.endpoints},
+                    {"rules", m.nft.rules},
+                    {"map_elements", m.nft.elements}};
+      nft["model"] = {{"base_rules", m.nft.base_rules},
+                      {"rules_per_service", m.nft.rules_per_service},
+                      {"rules_per_endpoint", m.nft.rules_per_endpoint},
+                      {"map_elements_per_service", m.nft.elements_per_service}};
+      nlohmann::json proj = nlohmann::json::array();
+      for (const auto& p : nft_points(m.nft, services, endpoints)) {
+        proj.push_back({{"services", p.services},
+                        {"endpoints", p.endpoints},
+                        {"rules", analysis::project_nft_rules(m.nft, p.services, p.endpoints)},
+                        {"map_elements", analysis::project_nft_elements(m.nft, p.services)}});
+      }
+      nft["projection"] = proj;
+    } else {
+      nft["why_not"] = m.nft.why_not;
+    }
+    node["nftables"] = nft;
     if (m.has_lb_map) {
       // null, never 0, for what was not counted.
       node["ebpf"] = {{"lb_slots_used", m.lb_slots_known ? nlohmann::json(m.lb_slots_used) : nlohmann::json(nullptr)},
@@ -275,6 +328,7 @@ std::string node_section(const ScaleSide& s, uint64_t services, uint64_t endpoin
                          : "\n## " + esc(s.label) + "\n\nSource: `" + esc(s.source) + "`\n\n";
   auto item = [&](const std::string& t) { out += html ? "<li>" + esc(t) + "</li>\n" : "- " + esc(t) + "\n"; };
   item(m.fitted ? "iptables: " + formula(m) + " (now: " + now_text(m) + ")" : "iptables: not fitted: " + m.why_not);
+  if (m.nft.fitted) item("nftables: " + nft_formula(m.nft) + " (now: " + nft_now(m.nft) + ")");
   if (m.has_lb_map) item("eBPF: " + ebpf_sentence(m));
   if (html) out += "</ul>\n";
   auto points = table_points(s, services, endpoints);

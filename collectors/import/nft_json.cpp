@@ -3,7 +3,11 @@
 // nft prints the whole document on one line, so a structural error is
 // reported at the line where the document starts, with the path of the
 // offending object ("nftables[12] (rule): ...") saying where inside it.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <limits>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
@@ -188,7 +192,134 @@ class NftParser {
     auto& rule = chain.rules.emplace_back();
     rule.position = static_cast<uint32_t>(chain.rules.size());
     rule.match.comment = optional_string(body, "comment");
+    for (const auto& statement : expr) match(statement, rule);
     if (!expr.empty()) verdict(expr.back(), rule);
+  }
+
+  // The matches the rule record carries, as the live collector decodes them
+  // (collectors/netfilter/nft_rule.cpp NativeDecoder): `ip|ip6 saddr|daddr`
+  // with an address or prefix, `meta l4proto` / `ip protocol` / `ip6 nexthdr`
+  // tcp|udp|sctp, `tcp|udp|sctp|th dport` with a port or range. Other shapes
+  // (sets, concatenations, maps) are left out, never guessed.
+  static void match(const json& statement, model::Rule& rule) {
+    if (!statement.is_object() || statement.size() != 1 || statement.begin().key() != "match") return;
+    const json& m = statement.begin().value();
+    if (!m.is_object()) return;
+    auto op = m.find("op"), left = m.find("left"), right = m.find("right");
+    if (op == m.end() || left == m.end() || right == m.end() || !op->is_string() || !left->is_object() ||
+        left->size() != 1) {
+      return;
+    }
+    if (*op != "==" && *op != "!=") return;
+    const bool negated = *op == "!=";
+    const std::string& kind = left->begin().key();
+    const json& what = left->begin().value();
+    if (!what.is_object()) return;
+    if (kind == "meta") {
+      if (what.value("key", json()) == "l4proto") protocol(*right, negated, rule);
+      return;
+    }
+    if (kind != "payload" || !what.contains("protocol") || !what.contains("field")) return;
+    const json& proto = what["protocol"];
+    const json& field = what["field"];
+    if (!proto.is_string() || !field.is_string()) return;
+    if ((proto == "ip" && field == "protocol") || (proto == "ip6" && field == "nexthdr")) {
+      protocol(*right, negated, rule);
+    } else if ((proto == "ip" || proto == "ip6") && (field == "saddr" || field == "daddr")) {
+      auto cidr = prefix_of(*right, proto == "ip6" ? AF_INET6 : AF_INET);
+      if (cidr) (field == "saddr" ? rule.match.source : rule.match.destination) = model::Prefix{*cidr, negated};
+    } else if ((proto == "tcp" || proto == "udp" || proto == "sctp" || proto == "th") && field == "dport") {
+      std::string ports = ports_of(*right);
+      if (ports.empty()) return;
+      rule.match.dport = ports;
+      rule.match.dport_negated = negated;
+      // `tcp dport` stands for its dependency `meta l4proto tcp` too.
+      if (proto != "th") {
+        rule.match.protocol = proto.get<std::string>();
+        rule.match.protocol_negated = false;
+      }
+    }
+  }
+
+  static void protocol(const json& v, bool negated, model::Rule& rule) {
+    std::string name = v.is_string() ? v.get<std::string>() : "";
+    if (v.is_number_unsigned()) {
+      const uint64_t n = v.get<uint64_t>();
+      name = n == IPPROTO_TCP ? "tcp" : n == IPPROTO_UDP ? "udp" : n == IPPROTO_SCTP ? "sctp" : "";
+    }
+    if (name != "tcp" && name != "udp" && name != "sctp") name.clear();  // not recorded (as live)
+    rule.match.protocol = name;
+    rule.match.protocol_negated = !name.empty() && negated;
+  }
+
+  // "10.96.0.10" -> "10.96.0.10/32"; {"prefix": {"addr": "10.0.0.0", "len": 8}} -> "10.0.0.0/8";
+  // the address as inet_ntop spells it (the live collector's form).
+  static std::optional<std::string> prefix_of(const json& v, int af) {
+    const int full = af == AF_INET6 ? 128 : 32;
+    auto canonical = [af](const json& a) -> std::optional<std::string> {
+      if (!a.is_string()) return std::nullopt;
+      unsigned char buf[16];
+      char text[INET6_ADDRSTRLEN] = {};
+      if (inet_pton(af, a.get_ref<const std::string&>().c_str(), buf) != 1) return std::nullopt;
+      if (inet_ntop(af, buf, text, sizeof text) == nullptr) return std::nullopt;
+      return std::string(text);
+    };
+    if (v.is_string()) {
+      auto a = canonical(v);
+      return a ? std::optional<std::string>(*a + "/" + std::to_string(full)) : std::nullopt;
+    }
+    if (!v.is_object() || v.size() != 1 || !v.contains("prefix") || !v["prefix"].is_object()) return std::nullopt;
+    const json& p = v["prefix"];
+    auto a = canonical(p.value("addr", json()));
+    const json len = p.value("len", json());
+    if (!a || !len.is_number_unsigned() || len.get<uint64_t>() > static_cast<uint64_t>(full)) return std::nullopt;
+    return *a + "/" + std::to_string(len.get<uint64_t>());
+  }
+
+  // 80 -> "80"; {"range": [30000, 30100]} -> "30000:30100"; "" for anything else.
+  static std::string ports_of(const json& v) {
+    auto port = [](const json& p) -> std::string {
+      return p.is_number_unsigned() && p.get<uint64_t>() <= 65535 ? std::to_string(p.get<uint64_t>()) : "";
+    };
+    if (v.is_number_unsigned()) return port(v);
+    if (!v.is_object() || v.size() != 1 || !v.contains("range")) return "";
+    const json& r = v["range"];
+    if (!r.is_array() || r.size() != 2) return "";
+    std::string from = port(r[0]), to = port(r[1]);
+    return from.empty() || to.empty() ? "" : from + ":" + to;
+  }
+
+  // {"numgen": {"mode": "random", "mod": 5, "offset": 0}} -> "numgen random mod 5", as nft
+  // prints the key of kube-proxy's endpoint pick; "" for any other key.
+  static std::string numgen_key(const json& key) {
+    if (!key.is_object() || key.size() != 1 || !key.contains("numgen") || !key["numgen"].is_object()) return "";
+    const json& ng = key["numgen"];
+    const json mode = ng.value("mode", json()), mod = ng.value("mod", json()), offset = ng.value("offset", json(0));
+    if (!mode.is_string() || (mode != "random" && mode != "inc") || !mod.is_number_unsigned() ||
+        mod.get<uint64_t>() > UINT32_MAX || !offset.is_number_unsigned() || offset.get<uint64_t>() > UINT32_MAX) {
+      return "";
+    }
+    const uint64_t off = offset.get<uint64_t>();
+    return "numgen " + mode.get<std::string>() + " mod " + std::to_string(mod.get<uint64_t>()) +
+           (off ? " offset " + std::to_string(off) : "");
+  }
+
+  // {"dnat": {"addr": "10.180.0.1", "port": 80}} -> "to 10.180.0.1:80" (nft's
+  // spelling; IPv6 "to [fd00::1]:80"); "" when the address is not one literal.
+  static std::string nat_args(const json& arg) {
+    if (!arg.is_object()) return "";
+    const json addr = arg.value("addr", json());
+    if (!addr.is_string()) return "";
+    const bool v6 = addr.get_ref<const std::string&>().find(':') != std::string::npos;
+    auto a = prefix_of(addr, v6 ? AF_INET6 : AF_INET);
+    if (!a) return "";
+    std::string out = "to " + a->substr(0, a->find('/'));
+    if (!arg.contains("port")) return out;
+    std::string port = arg["port"].is_number_unsigned() && arg["port"].get<uint64_t>() <= 65535
+                           ? std::to_string(arg["port"].get<uint64_t>())
+                           : "";
+    if (port.empty()) return "";
+    return "to " + (v6 ? "[" + out.substr(3) + "]" : out.substr(3)) + ":" + port;
   }
 
   // The verdict of the rule's last statement.
@@ -211,9 +342,11 @@ class NftParser {
         if (!target.empty() && target[0] == '@') target.erase(0, 1);
         rule.target = std::move(target);
       }
+      rule.target_args = numgen_key(arg.is_object() && arg.contains("key") ? arg["key"] : json());
     } else if (name == "reject" || name == "dnat" || name == "snat" || name == "masquerade" || name == "redirect") {
       rule.verdict_kind = "target";
       rule.target = name;
+      if (name == "dnat" || name == "snat") rule.target_args = nat_args(arg);
     }
   }
 

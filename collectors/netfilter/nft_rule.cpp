@@ -471,43 +471,206 @@ class IptablesDecoder {
   bool xt_comment_ = false;
 };
 
-// Native nftables record: the verdict of the rule's last statement, as the
-// nft -j importer reads it (jump/goto/verdict, vmap, or a terminal statement).
-void native_expr(std::string_view name, const AttrTable& tb, model::Rule& rule) {
-  if (name == "counter") {
-    rule.counters = model::Counters{be64(tb[NFTA_COUNTER_PACKETS]), be64(tb[NFTA_COUNTER_BYTES])};
-  }
-  // Only the last expression decides; anything else clears an earlier guess.
-  rule.verdict_kind = "none";
-  rule.target.clear();
-  if (name == "immediate" && be32(tb[NFTA_IMMEDIATE_DREG]) == NFT_REG_VERDICT) {
-    const Verdict v = data_verdict(tb[NFTA_IMMEDIATE_DATA]);
-    switch (v.code) {
-      case NF_ACCEPT: rule.verdict_kind = "verdict", rule.target = "accept"; break;
-      case NF_DROP: rule.verdict_kind = "verdict", rule.target = "drop"; break;
-      case NF_QUEUE: rule.verdict_kind = "verdict", rule.target = "queue"; break;
-      case NFT_RETURN: rule.verdict_kind = "verdict", rule.target = "return"; break;
-      case NFT_CONTINUE: rule.verdict_kind = "verdict", rule.target = "continue"; break;
-      case NFT_JUMP: rule.verdict_kind = "jump", rule.target = v.chain; break;
-      case NFT_GOTO: rule.verdict_kind = "goto", rule.target = v.chain; break;
-      default: break;
+// Native nftables record: the matches reports read -- `ip|ip6 saddr|daddr`
+// (address or prefix), `meta l4proto` / `ip protocol` / `ip6 nexthdr` (tcp,
+// udp, sctp), `tcp|udp|sctp|th dport` (port or range) -- and the verdict of the
+// rule's last statement (jump/goto/verdict, vmap, or a terminal statement, with
+// `dnat|snat to ADDR[:PORT]` as target_args), exactly as the nft -j importer
+// reads nft's JSON of the same rule (collectors/import/nft_json.cpp).
+class NativeDecoder {
+ public:
+  explicit NativeDecoder(model::Rule& rule) : rule_(rule) {}
+
+  void expr(std::string_view name, const AttrTable& tb) {
+    if (name == "counter") {
+      rule_.counters = model::Counters{be64(tb[NFTA_COUNTER_PACKETS]), be64(tb[NFTA_COUNTER_BYTES])};
     }
-  } else if (name == "lookup" && tb[NFTA_LOOKUP_DREG] && be32(tb[NFTA_LOOKUP_DREG]) == NFT_REG_VERDICT) {
-    rule.verdict_kind = "vmap";
-    const std::string_view set = str(tb[NFTA_LOOKUP_SET]);
-    // Anonymous maps are named "__map%d" by nft; they have no stable name.
-    rule.target = set.substr(0, 2) == "__" ? "" : std::string(set);
-  } else if (name == "reject") {
-    rule.verdict_kind = "target", rule.target = "reject";
-  } else if (name == "nat") {
-    rule.verdict_kind = "target";
-    rule.target = be32(tb[NFTA_NAT_TYPE]) == NFT_NAT_DNAT ? "dnat" : "snat";
-  } else if (name == "masq") {
-    rule.verdict_kind = "target", rule.target = "masquerade";
-  } else if (name == "redir") {
-    rule.verdict_kind = "target", rule.target = "redirect";
+    match(name, tb);
+    // Only the last expression decides the verdict; anything else clears an earlier guess.
+    rule_.verdict_kind = "none";
+    rule_.target.clear();
+    rule_.target_args.clear();
+    if (name == "immediate" && be32(tb[NFTA_IMMEDIATE_DREG]) == NFT_REG_VERDICT) {
+      const Verdict v = data_verdict(tb[NFTA_IMMEDIATE_DATA]);
+      switch (v.code) {
+        case NF_ACCEPT: set_verdict("verdict", "accept"); break;
+        case NF_DROP: set_verdict("verdict", "drop"); break;
+        case NF_QUEUE: set_verdict("verdict", "queue"); break;
+        case NFT_RETURN: set_verdict("verdict", "return"); break;
+        case NFT_CONTINUE: set_verdict("verdict", "continue"); break;
+        case NFT_JUMP: set_verdict("jump", v.chain); break;
+        case NFT_GOTO: set_verdict("goto", v.chain); break;
+        default: break;
+      }
+    } else if (name == "lookup" && tb[NFTA_LOOKUP_DREG] && be32(tb[NFTA_LOOKUP_DREG]) == NFT_REG_VERDICT) {
+      const std::string_view set = str(tb[NFTA_LOOKUP_SET]);
+      // Anonymous maps are named "__map%d" by nft; they have no stable name.
+      set_verdict("vmap", set.substr(0, 2) == "__" ? "" : std::string(set));
+      // kube-proxy picks an endpoint with `numgen random mod N vmap { 0 : goto ..., ... }`.
+      const NativeReg& key = reg(be32(tb[NFTA_LOOKUP_SREG]));
+      if (key.kind == NativeReg::kNumgen) rule_.target_args = key.value;
+    } else if (name == "reject") {
+      set_verdict("target", "reject");
+    } else if (name == "nat") {
+      const bool dnat = be32(tb[NFTA_NAT_TYPE]) == NFT_NAT_DNAT;
+      set_verdict("target", dnat ? "dnat" : "snat");
+      rule_.target_args = nat_args(tb);
+    } else if (name == "masq") {
+      set_verdict("target", "masquerade");
+    } else if (name == "redir") {
+      set_verdict("target", "redirect");
+    }
   }
-}
+
+ private:
+  struct NativeReg {
+    enum Kind : uint8_t { kNone, kMeta, kPayload, kValue, kNumgen } kind = kNone;
+    uint32_t key = 0;  // meta key
+    uint32_t base = 0, offset = 0, len = 0;
+    bool masked = false;
+    std::array<uint8_t, 16> mask{};
+    std::string value;  // immediate data; numgen: as nft prints it ("numgen random mod 5")
+  };
+
+  void match(std::string_view name, const AttrTable& tb) {
+    if (name == "meta" && tb[NFTA_META_DREG]) {
+      NativeReg& r = reg(be32(tb[NFTA_META_DREG]));
+      r = NativeReg{};
+      r.kind = NativeReg::kMeta;
+      r.key = be32(tb[NFTA_META_KEY]);
+    } else if (name == "payload" && tb[NFTA_PAYLOAD_DREG]) {
+      NativeReg& r = reg(be32(tb[NFTA_PAYLOAD_DREG]));
+      r = NativeReg{};
+      r.kind = NativeReg::kPayload;
+      r.base = be32(tb[NFTA_PAYLOAD_BASE]);
+      r.offset = be32(tb[NFTA_PAYLOAD_OFFSET]);
+      r.len = be32(tb[NFTA_PAYLOAD_LEN]);
+    } else if (name == "bitwise" && tb[NFTA_BITWISE_DREG]) {
+      const NativeReg src = reg(be32(tb[NFTA_BITWISE_SREG]));
+      const std::string_view mask = data_value(tb[NFTA_BITWISE_MASK]);
+      NativeReg& dst = reg(be32(tb[NFTA_BITWISE_DREG]));
+      dst = NativeReg{};
+      // Only a plain mask (a prefix) keeps the load's meaning.
+      if ((tb[NFTA_BITWISE_OP] && be32(tb[NFTA_BITWISE_OP]) != NFT_BITWISE_BOOL) || mask.size() > 16) return;
+      dst = src;
+      dst.masked = true;
+      dst.mask.fill(0);
+      std::memcpy(dst.mask.data(), mask.data(), mask.size());
+    } else if (name == "immediate" && tb[NFTA_IMMEDIATE_DREG] && be32(tb[NFTA_IMMEDIATE_DREG]) != NFT_REG_VERDICT) {
+      NativeReg& r = reg(be32(tb[NFTA_IMMEDIATE_DREG]));
+      r = NativeReg{};
+      r.kind = NativeReg::kValue;
+      r.value = std::string(data_value(tb[NFTA_IMMEDIATE_DATA]));
+    } else if (name == "numgen" && tb[NFTA_NG_DREG]) {
+      NativeReg& r = reg(be32(tb[NFTA_NG_DREG]));
+      r = NativeReg{};
+      r.kind = NativeReg::kNumgen;
+      const uint32_t offset = be32(tb[NFTA_NG_OFFSET]);
+      r.value = std::string("numgen ") + (be32(tb[NFTA_NG_TYPE]) == NFT_NG_RANDOM ? "random" : "inc") + " mod " +
+                std::to_string(be32(tb[NFTA_NG_MODULUS])) + (offset ? " offset " + std::to_string(offset) : "");
+    } else if ((name == "lookup" && tb[NFTA_LOOKUP_DREG]) ||
+               (name == "hash" && tb[NFTA_HASH_DREG]) || (name == "ct" && tb[NFTA_CT_DREG])) {
+      // A value computed at run time: nothing this record spells.
+      const nlattr* dreg = name == "lookup" ? tb[NFTA_LOOKUP_DREG] : name == "hash" ? tb[NFTA_HASH_DREG] : tb[NFTA_CT_DREG];
+      reg(be32(dreg)) = NativeReg{};
+    } else if (name == "cmp") {
+      const uint32_t op = be32(tb[NFTA_CMP_OP]);
+      if (op != NFT_CMP_EQ && op != NFT_CMP_NEQ) return;
+      compare(reg(be32(tb[NFTA_CMP_SREG])), op == NFT_CMP_NEQ, data_value(tb[NFTA_CMP_DATA]));
+    } else if (name == "range") {
+      const NativeReg& r = reg(be32(tb[NFTA_RANGE_SREG]));
+      const std::string_view from = data_value(tb[NFTA_RANGE_FROM_DATA]);
+      const std::string_view to = data_value(tb[NFTA_RANGE_TO_DATA]);
+      if (is_dport(r) && from.size() == 2 && to.size() == 2) {
+        rule_.match.dport = std::to_string(port(from)) + ":" + std::to_string(port(to));
+        rule_.match.dport_negated = be32(tb[NFTA_RANGE_OP]) == NFT_RANGE_NEQ;
+      }
+    }
+  }
+
+  static uint16_t port(std::string_view d) {
+    return static_cast<uint16_t>((static_cast<uint8_t>(d[0]) << 8) | static_cast<uint8_t>(d[1]));
+  }
+  static bool is_dport(const NativeReg& r) {
+    return r.kind == NativeReg::kPayload && !r.masked && r.base == NFT_PAYLOAD_TRANSPORT_HEADER && r.offset == 2 &&
+           r.len == 2;
+  }
+
+  void compare(const NativeReg& r, bool negated, std::string_view data) {
+    if (r.kind == NativeReg::kMeta && r.key == NFT_META_L4PROTO && data.size() == 1 && !r.masked) {
+      return protocol(static_cast<uint8_t>(data[0]), negated);
+    }
+    if (r.kind != NativeReg::kPayload) return;
+    if (r.base == NFT_PAYLOAD_TRANSPORT_HEADER) {
+      if (is_dport(r) && data.size() == 2) {
+        rule_.match.dport = std::to_string(port(data));
+        rule_.match.dport_negated = negated;
+      }
+      return;
+    }
+    if (r.base != NFT_PAYLOAD_NETWORK_HEADER) return;
+    // ip protocol (offset 9) / ip6 nexthdr (offset 6): the same fact as meta l4proto.
+    if (r.len == 1 && !r.masked && data.size() == 1 && (r.offset == 9 || r.offset == 6)) {
+      return protocol(static_cast<uint8_t>(data[0]), negated);
+    }
+    // ip saddr @12, daddr @16 (4 bytes); ip6 saddr @8, daddr @24 (16 bytes). nft
+    // loads only a prefix's whole bytes (and masks the partial one).
+    int af = 0;
+    bool is_src = false;
+    if (r.offset == 12 || r.offset == 16) {
+      af = AF_INET, is_src = r.offset == 12;
+    } else if (r.offset == 8 || r.offset == 24) {
+      af = AF_INET6, is_src = r.offset == 8;
+    }
+    const uint32_t full = af == AF_INET ? 4 : 16;
+    if (af == 0 || r.len == 0 || r.len > full || data.size() != r.len) return;
+    std::array<uint8_t, 16> addr{}, mask{};
+    std::memcpy(addr.data(), data.data(), data.size());
+    if (r.masked) {
+      mask = r.mask;
+    } else {
+      std::memset(mask.data(), 0xff, r.len);
+    }
+    model::Prefix prefix{cidr_text(af, addr.data(), mask.data()), negated};
+    (is_src ? rule_.match.source : rule_.match.destination) = std::move(prefix);
+  }
+
+  void protocol(uint8_t p, bool negated) {
+    // Only the protocols whose ports the record carries; others stay "" (not recorded).
+    const char* name = p == IPPROTO_TCP ? "tcp" : p == IPPROTO_UDP ? "udp" : p == IPPROTO_SCTP ? "sctp" : "";
+    rule_.match.protocol = name;
+    rule_.match.protocol_negated = *name != '\0' && negated;
+  }
+
+  // "to 10.180.0.1:80", "to [fd00::1]:80", "to 10.180.0.1" -- nft's own spelling
+  // of the nat statement's arguments (ranges and map-fed addresses are not spelled).
+  std::string nat_args(const AttrTable& tb) {
+    const int af = be32(tb[NFTA_NAT_FAMILY]) == NFPROTO_IPV6 ? AF_INET6 : AF_INET;
+    const size_t len = af == AF_INET6 ? 16 : 4;
+    if (!tb[NFTA_NAT_REG_ADDR_MIN]) return "";
+    if (tb[NFTA_NAT_REG_ADDR_MAX] && be32(tb[NFTA_NAT_REG_ADDR_MAX]) != be32(tb[NFTA_NAT_REG_ADDR_MIN])) return "";
+    const NativeReg& a = reg(be32(tb[NFTA_NAT_REG_ADDR_MIN]));
+    if (a.kind != NativeReg::kValue || a.value.size() != len) return "";
+    char buf[INET6_ADDRSTRLEN] = {};
+    if (inet_ntop(af, a.value.data(), buf, sizeof buf) == nullptr) return "";
+    std::string addr = buf;
+    if (!tb[NFTA_NAT_REG_PROTO_MIN]) return "to " + addr;
+    if (tb[NFTA_NAT_REG_PROTO_MAX] && be32(tb[NFTA_NAT_REG_PROTO_MAX]) != be32(tb[NFTA_NAT_REG_PROTO_MIN])) return "";
+    const NativeReg& p = reg(be32(tb[NFTA_NAT_REG_PROTO_MIN]));
+    if (p.kind != NativeReg::kValue || p.value.size() != 2) return "";
+    return "to " + (af == AF_INET6 ? "[" + addr + "]" : addr) + ":" + std::to_string(port(p.value));
+  }
+
+  void set_verdict(const char* kind, std::string target) {
+    rule_.verdict_kind = kind;
+    rule_.target = std::move(target);
+  }
+
+  NativeReg& reg(uint32_t n) { return regs_[n < regs_.size() ? n : 0]; }
+
+  model::Rule& rule_;
+  std::array<NativeReg, 24> regs_{};
+};
 
 std::string udata_comment(const nlattr* a) {
   if (a == nullptr) return {};
@@ -541,6 +704,7 @@ model::Rule decode_nft_rule(const nlmsghdr* nlh, const RuleDecodeOptions& option
   const AttrTable tb = rule_attrs(nlh);
   const int af = options.family == NFPROTO_IPV6 ? AF_INET6 : AF_INET;
   IptablesDecoder ipt(rule, af);
+  NativeDecoder native(rule);
   bool decoded = true;
   if (tb[NFTA_RULE_EXPRESSIONS] != nullptr) {
     const nlattr* nest = tb[NFTA_RULE_EXPRESSIONS];
@@ -554,7 +718,7 @@ model::Rule decode_nft_rule(const nlmsghdr* nlh, const RuleDecodeOptions& option
       if (options.iptables) {
         if (decoded && !ipt.expr(name, data)) decoded = false;
       } else {
-        native_expr(name, data, rule);
+        native.expr(name, data);
       }
     }
   }

@@ -2,6 +2,7 @@
 #include "analysis/strings.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <unordered_set>
 
@@ -163,15 +164,37 @@ Availability NetfilterAnalysis::service_ips_av() const {
   return a;
 }
 
+const std::vector<std::string_view>& kube_proxy_nft_service_chain_kinds() {
+  static const std::vector<std::string_view> kinds = {"service", "local", "external", "endpoint", "firewall"};
+  return kinds;
+}
+
+namespace {
+bool is_base32_hash8(std::string_view s);
+}
+
+std::string_view kube_proxy_nft_chain_kind(std::string_view name) {
+  for (std::string_view kind : kube_proxy_nft_service_chain_kinds()) {
+    if (name.size() > kind.size() && name.substr(0, kind.size()) == kind && name[kind.size()] == '-') {
+      std::string_view rest = name.substr(kind.size() + 1);
+      // "HASH8-ns/name/proto/port": the hash, then a service port name with its three slashes.
+      if (is_base32_hash8(rest) && std::count(rest.begin(), rest.end(), '/') >= 3) return kind;
+    }
+  }
+  return "helper";
+}
+
 namespace {
 
 // ---------------------------------------------------------------- netfilter
 
-std::string nft_chain_kind(const std::string& name) {
-  for (const char* kind : {"service", "endpoint", "external", "firewall"}) {
-    if (starts_with(name, std::string(kind) + "-")) return kind;
+bool is_base32_hash8(std::string_view s) {
+  if (s.size() < 9 || s[8] != '-') return false;
+  for (size_t i = 0; i < 8; ++i) {
+    char c = s[i];
+    if (!((c >= 'A' && c <= 'Z') || (c >= '2' && c <= '7'))) return false;
   }
-  return "other";
+  return true;
 }
 
 NetfilterAnalysis analyze_netfilter(const model::Snapshot& s) {
@@ -187,6 +210,7 @@ NetfilterAnalysis analyze_netfilter(const model::Snapshot& s) {
   }
   n.native = combine(n.nf_tables, availability_of(s, "netfilter.nftables-native", s.netfilter.collected));
   std::set<std::string> all_ips;
+  std::map<Backend, std::unordered_set<std::string>> frontends_forwarded, frontends_rejected;
   for (const auto& t : s.netfilter.tables) {
     TableStats ts;
     ts.backend = t.backend;
@@ -197,9 +221,22 @@ NetfilterAnalysis analyze_netfilter(const model::Snapshot& s) {
     if (kube_proxy_nft) {
       n.kube_proxy_nft.present = true;
       n.kube_proxy_nft.tables.push_back(t.family + " " + t.name);
+      std::unordered_set<std::string> forwarded, rejected;
       for (const auto& set : t.sets) {
         if (set.name == "service-ips") n.kube_proxy_nft.services += set.element_count;
         if (set.name == "service-nodeports") n.kube_proxy_nft.nodeports += set.element_count;
+        if (set.name == "service-ips" || set.name == "no-endpoint-services") {
+          for (const auto& e : set.elements) (set.name == "service-ips" ? forwarded : rejected).insert(e.key);
+          // Elements counted, not listed: each one a frontend (no key to merge).
+          if (!set.elements_recorded) n.kube_proxy_nft.frontends += set.element_count;
+        }
+      }
+      n.kube_proxy_nft.frontends += forwarded.size();
+      for (const auto& k : rejected) {
+        if (!forwarded.count(k)) {
+          n.kube_proxy_nft.frontends += 1;
+          n.kube_proxy_nft.frontends_without_endpoints += 1;
+        }
       }
     }
     std::unordered_set<std::string> table_ips;  // 20k services: no linear search per rule
@@ -222,7 +259,29 @@ NetfilterAnalysis analyze_netfilter(const model::Snapshot& s) {
       }
       if (kube_proxy_nft) {
         n.kube_proxy_nft.rules += c.rule_count;
-        if (!c.base) n.kube_proxy_nft.chains_by_kind[nft_chain_kind(c.name)] += 1;
+        if (c.base) {
+          n.kube_proxy_nft.base_chains += 1;
+          n.kube_proxy_nft.rules_by_kind["base"] += c.rule_count;
+        } else {
+          const std::string kind(kube_proxy_nft_chain_kind(c.name));
+          n.kube_proxy_nft.chains_by_kind[kind] += 1;
+          n.kube_proxy_nft.rules_by_kind[kind] += c.rule_count;
+        }
+      }
+      if (t.backend != Backend::Nftables && (c.name == "KUBE-SERVICES" || c.name == "KUBE-EXTERNAL-SERVICES")) {
+        // Frontends: "ADDR:PORT/PROTO" of a nat jump to a service chain or a filter REJECT / DROP.
+        for (const auto& r : c.rules) {
+          if (!r.match.destination || r.match.destination->negated || r.match.dport.empty()) continue;
+          const bool nat_jump = t.name == "nat" && c.name == "KUBE-SERVICES" && r.verdict_kind == "jump" &&
+                                (starts_with(r.target, "KUBE-SVC-") || starts_with(r.target, "KUBE-SVL-") ||
+                                 starts_with(r.target, "KUBE-EXT-") || starts_with(r.target, "KUBE-FW-"));
+          const bool verdict = t.name == "filter" && (r.target == "REJECT" || r.target == "DROP");
+          if (!nat_jump && !verdict) continue;
+          auto ip = single_address(r.match.destination->cidr);
+          if (!ip) continue;
+          (nat_jump ? frontends_forwarded : frontends_rejected)[t.backend].insert(*ip + ":" + r.match.dport + "/" +
+                                                                                  r.match.protocol);
+        }
       }
       if (c.name == "KUBE-SERVICES") {
         n.kube_services_rules += c.rule_count;
@@ -256,6 +315,14 @@ NetfilterAnalysis analyze_netfilter(const model::Snapshot& s) {
     n.tables.push_back(std::move(ts));
   }
   n.service_ips.assign(all_ips.begin(), all_ips.end());
+  for (auto& [backend, keys] : frontends_forwarded) n.service_frontends += keys.size();
+  for (auto& [backend, keys] : frontends_rejected) {
+    for (const auto& k : keys) {
+      if (frontends_forwarded[backend].count(k)) continue;
+      n.service_frontends += 1;
+      n.service_frontends_without_endpoints += 1;
+    }
+  }
   return n;
 }
 
@@ -626,7 +693,9 @@ NodeAnalysis analyze(const model::Snapshot& s) {
 }
 
 model::RuleDetail analyze_rule_detail(std::string_view chain) {
-  return chain == "KUBE-SERVICES" ? model::RuleDetail::Full : model::RuleDetail::None;
+  // The service frontends of both chains (and their no-endpoint REJECTs).
+  return chain == "KUBE-SERVICES" || chain == "KUBE-EXTERNAL-SERVICES" ? model::RuleDetail::Full
+                                                                      : model::RuleDetail::None;
 }
 
 model::RuleDetail rule_detail_for(std::string_view chain) {
@@ -635,6 +704,12 @@ model::RuleDetail rule_detail_for(std::string_view chain) {
   // and per-endpoint rules.
   for (std::string_view prefix : {"KUBE-SVC-", "KUBE-SVL-", "KUBE-EXT-", "KUBE-FW-"}) {
     if (chain.substr(0, prefix.size()) == prefix) return model::RuleDetail::Verdict;
+  }
+  // kube-proxy nftables: the per-Service chains a service-ips element leads
+  // through (gotos, and the endpoint pick's `numgen random mod N`).
+  std::string_view kind = kube_proxy_nft_chain_kind(chain);
+  if (kind == "service" || kind == "local" || kind == "external" || kind == "firewall") {
+    return model::RuleDetail::Verdict;
   }
   return model::RuleDetail::None;
 }

@@ -91,10 +91,30 @@ struct KubeProxyNft {
   bool present = false;
   std::vector<std::string> tables;            // "ip kube-proxy"
   uint64_t services = 0;                      // elements of the `service-ips` maps
+  // Service frontends (address . protocol . port) with or without endpoints:
+  // the keys of `service-ips` and `no-endpoint-services`, each once. Like for
+  // like with NetfilterAnalysis::service_frontends.
+  uint64_t frontends = 0;
+  uint64_t frontends_without_endpoints = 0;   // keys only in `no-endpoint-services` (reject / drop)
   uint64_t nodeports = 0;                     // elements of `service-nodeports`
   uint64_t rules = 0;
-  std::map<std::string, uint64_t> chains_by_kind;  // "service", "endpoint", "external", "firewall", "other"
+  // Regular chains by kube_proxy_nft_chain_kind(): the per-Service kinds and "helper".
+  std::map<std::string, uint64_t> chains_by_kind;
+  uint64_t base_chains = 0;                   // hooked chains (nat-prerouting, filter-input, ...)
+  // Rules by the same kinds, and "base" for the hooked chains' rules.
+  std::map<std::string, uint64_t> rules_by_kind;
 };
+
+// kube-proxy's per-Service chains in nftables mode are named
+// PREFIX-HASH8-ns/name/proto/port (pkg/proxy/nftables/proxier.go): PREFIX one of
+// service- (cluster policy), local- (local policy), external-, endpoint-
+// (`...__ADDR/PORT`), firewall-; HASH8 is 8 characters of base32 [A-Z2-7].
+// Returns that kind ("service", "local", "external", "endpoint", "firewall"),
+// or "helper" for kube-proxy's shared chains (services, service-endpoints-check,
+// firewall-check, nodeport-endpoints-check, masquerading, reject-chain, ...).
+std::string_view kube_proxy_nft_chain_kind(std::string_view name);
+// The per-Service kinds, in the order reports list them.
+const std::vector<std::string_view>& kube_proxy_nft_service_chain_kinds();
 
 struct NetfilterAnalysis {
   Availability availability;         // the whole section (every part)
@@ -130,6 +150,13 @@ struct NetfilterAnalysis {
   uint64_t calico_chains = 0;        // cali-*
   uint64_t service_ip_rules = 0;     // sum over tables
   std::vector<std::string> service_ips;  // unique over tables, sorted
+  // kube-proxy iptables mode's service frontends (address:port/protocol) with or
+  // without endpoints, each once per backend: nat KUBE-SERVICES jumps to a
+  // service chain, and filter KUBE-SERVICES / KUBE-EXTERNAL-SERVICES REJECT
+  // (no endpoints) or DROP (Local policy, no local endpoint) of one address.
+  // The same frontends as KubeProxyNft::frontends of an nftables node.
+  uint64_t service_frontends = 0;
+  uint64_t service_frontends_without_endpoints = 0;  // only a REJECT / DROP, no nat jump
   KubeProxyNft kube_proxy_nft;
 };
 
@@ -251,8 +278,8 @@ NodeAnalysis analyze(const model::Snapshot& s);
 // rule_count. Commands pass it to model::LoadOptions, so a 20k-service
 // snapshot's 200k KUBE-SEP rules are counted, not held. (`where` reads all.)
 model::RuleDetail rule_detail_for(std::string_view chain);
-// What analyze() alone reads: KUBE-SERVICES in full, every other chain's
-// rule_count. A plain `compare` needs no more, so two 1M-rule nodes load
+// What analyze() alone reads: KUBE-SERVICES and KUBE-EXTERNAL-SERVICES in
+// full (service frontends), every other chain's rule_count. A plain `compare` needs no more, so two 1M-rule nodes load
 // without their 340k per-service jump rules each.
 model::RuleDetail analyze_rule_detail(std::string_view chain);
 

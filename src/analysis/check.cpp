@@ -1,6 +1,7 @@
 #include "analysis/check.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -32,10 +33,12 @@ std::set<std::string> nft_service_addresses(const model::Snapshot& s) {
   return out;
 }
 
-std::vector<std::string> kube_proxy_chain_names(const model::Snapshot& s) {
+// kube-proxy's KUBE-* chains in the iptables tables (of one backend when given).
+std::vector<std::string> kube_proxy_chain_names(const model::Snapshot& s,
+                                                std::optional<model::Backend> only = std::nullopt) {
   std::set<std::string> names;
   for (const auto& t : s.netfilter.tables) {
-    if (t.backend == model::Backend::Nftables) continue;
+    if (t.backend == model::Backend::Nftables || (only && t.backend != *only)) continue;
     for (const auto& c : t.chains) {
       if (!c.base && family_of(c.name, false).owner == "kube-proxy") names.insert(c.name);
     }
@@ -156,8 +159,13 @@ CheckResult check(const model::Snapshot& s, const std::string& expect) {
     r.problems.push_back({"mixed-backends", "rules in both iptables backends: " +
                                                 count(n.iptables_nft_rules, "rule", "rules") + " in iptables-nft and " +
                                                 count(n.legacy_rules, "rule", "rules") + " in iptables-legacy"});
+  } else if (nf_complete && n.legacy_rules + n.iptables_nft_rules == 0) {
+    r.passed.push_back(n.nftables_rules > 0 ? "no iptables backend holds rules (only native nftables: " +
+                                                  count(n.nftables_rules, "rule", "rules") + ")"
+                                            : "no iptables backend holds rules");
   } else if (nf_complete) {
-    r.passed.push_back("only one iptables backend holds rules");
+    r.passed.push_back(std::string("only one iptables backend holds rules (") +
+                       (n.legacy_rules > 0 ? "iptables-legacy" : "iptables-nft") + ")");
   }
 
   std::vector<std::string> dup = double_programmed(s);
@@ -230,6 +238,20 @@ CheckResult check(const model::Snapshot& s, const std::string& expect) {
     if (stale_iptables) {
       r.problems.push_back({"stale-kube-proxy-iptables", "iptables rules of kube-proxy's iptables mode are left: " +
                                                              iptables_objects});
+    }
+    // kube-proxy's own KUBE-* chains (empty ones too) in either iptables
+    // backend: its iptables mode's leftovers, named per backend. kubelet's
+    // chains (KUBE-FIREWALL, KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT) are not.
+    for (auto backend : {model::Backend::IptablesNft, model::Backend::IptablesLegacy}) {
+      auto chains = kube_proxy_chain_names(s, backend);
+      if (chains.empty()) continue;
+      r.problems.push_back({"stale-kube-proxy-chains", std::string(model::to_string(backend)) + ": " +
+                                                           count(chains.size(), "chain of kube-proxy's iptables mode is",
+                                                                 "chains of kube-proxy's iptables mode are") +
+                                                           " left (empty ones included): " + join(chains)});
+    }
+    if (nf_complete && kube_proxy_chain_names(s).empty()) {
+      r.passed.push_back("no chain of kube-proxy's iptables mode in either iptables backend");
     }
   }
   return r;

@@ -6,6 +6,43 @@
 
 namespace dpscope::analysis {
 
+namespace {
+
+void fit_nft(const model::Snapshot& s, const NodeAnalysis& a, ScaleModel::Nft& m) {
+  const auto& k = a.netfilter.kube_proxy_nft;
+  auto kind = [&](const char* name) {
+    auto it = k.rules_by_kind.find(name);
+    return it == k.rules_by_kind.end() ? uint64_t{0} : it->second;
+  };
+  auto chains = [&](const char* name) {
+    auto it = k.chains_by_kind.find(name);
+    return it == k.chains_by_kind.end() ? uint64_t{0} : it->second;
+  };
+  m.services = chains("service");
+  m.endpoints = chains("endpoint");
+  m.rules = k.rules;
+  for (const auto& t : s.netfilter.tables) {
+    if (t.backend != model::Backend::Nftables || t.name != "kube-proxy") continue;
+    for (const auto& set : t.sets) m.elements += set.element_count;
+  }
+  const uint64_t per_service = kind("service") + kind("local") + kind("external") + kind("firewall");
+  const uint64_t per_endpoint = kind("endpoint");
+  if (!a.netfilter.native.complete()) {
+    m.why_not = "native nftables " + (a.netfilter.native.gap().empty() ? std::string("not read in full")
+                                                                         : a.netfilter.native.gap());
+  } else if (m.services == 0 || m.endpoints == 0) {
+    m.why_not = "no service-/endpoint- chains to fit from (not kube-proxy nftables mode)";
+  } else {
+    m.fitted = true;
+    m.rules_per_service = static_cast<double>(per_service) / m.services;
+    m.rules_per_endpoint = static_cast<double>(per_endpoint) / m.endpoints;
+    m.base_rules = static_cast<double>(m.rules) - static_cast<double>(per_service + per_endpoint);
+    m.elements_per_service = static_cast<double>(m.elements) / m.services;
+  }
+}
+
+}  // namespace
+
 ScaleModel fit_scale(const model::Snapshot& s) {
   ScaleModel m;
   NodeAnalysis a = analyze(s);
@@ -40,6 +77,7 @@ ScaleModel fit_scale(const model::Snapshot& s) {
     m.rules_per_endpoint = static_cast<double>(per_endpoint_rules) / m.endpoints;
     m.base_rules = static_cast<double>(m.rules) - static_cast<double>(per_service_rules + per_endpoint_rules);
   }
+  fit_nft(s, a, m.nft);
   m.map_memlock_known = a.ebpf.maps_av.complete();
   for (const auto& map : s.ebpf.maps) {
     m.map_memlock_bytes += map.bytes_memlock;
@@ -58,6 +96,20 @@ uint64_t project_rules(const ScaleModel& m, uint64_t services, uint64_t endpoint
   double r = m.base_rules + m.rules_per_service * static_cast<double>(services) +
              m.rules_per_endpoint * static_cast<double>(endpoints);
   return r < 0 ? 0 : static_cast<uint64_t>(std::llround(r));
+}
+
+}  // namespace dpscope::analysis
+
+namespace dpscope::analysis {
+
+uint64_t project_nft_rules(const ScaleModel::Nft& m, uint64_t services, uint64_t endpoints) {
+  double r = m.base_rules + m.rules_per_service * static_cast<double>(services) +
+             m.rules_per_endpoint * static_cast<double>(endpoints);
+  return r < 0 ? 0 : static_cast<uint64_t>(std::llround(r));
+}
+
+uint64_t project_nft_elements(const ScaleModel::Nft& m, uint64_t services) {
+  return static_cast<uint64_t>(std::llround(m.elements_per_service * static_cast<double>(services)));
 }
 
 }  // namespace dpscope::analysis

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -29,6 +30,8 @@ uint16_t to_port(const std::string& s) {
   unsigned long v = std::stoul(s);
   return v > 65535 ? 0 : static_cast<uint16_t>(v);
 }
+
+std::vector<std::string> split_concat(const std::string& key);
 
 void add_iptables(const model::Table& t, std::vector<ServiceProgramming>& out) {
   const model::Chain* services = find_chain(t, "KUBE-SERVICES");
@@ -68,48 +71,101 @@ void add_iptables(const model::Table& t, std::vector<ServiceProgramming>& out) {
   }
 }
 
+// "service-HASH8-ns/svc/tcp/p80" -> "ns/svc/tcp/p80" (kube-proxy's port name; "" when not of that shape)
+std::string nft_port_name(std::string_view chain) {
+  if (kube_proxy_nft_chain_kind(chain) == "helper") return "";
+  auto dash = chain.find('-');
+  return std::string(chain.substr(dash + 10));
+}
+
+// "ns/svc/tcp/p80" -> "ns/svc:p80"; unnamed port "ns/svc/tcp/" -> "ns/svc", as
+// kube-proxy's svcPortName prints it (and its iptables comments say).
+std::string nft_service_label(const std::string& port_name) {
+  auto s1 = port_name.find('/');
+  auto s2 = s1 == std::string::npos ? s1 : port_name.find('/', s1 + 1);
+  auto s3 = s2 == std::string::npos ? s2 : port_name.find('/', s2 + 1);
+  if (s3 == std::string::npos) return "";
+  std::string port = port_name.substr(s3 + 1);
+  return port_name.substr(0, s2) + (port.empty() ? "" : ":" + port);
+}
+
+// "numgen random mod 5" -> 5: kube-proxy's endpoint pick in a service-/local-
+// chain has one verdict-map element per endpoint (0 .. N-1).
+std::optional<uint64_t> numgen_modulus(const std::string& args) {
+  auto at = args.find(" mod ");
+  if (args.rfind("numgen ", 0) != 0 || at == std::string::npos) return std::nullopt;
+  std::string n = args.substr(at + 5, args.find(' ', at + 5) - at - 5);
+  if (n.empty() || n.size() > 9 || n.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  return std::stoull(n);
+}
+
+// kube-proxy nftables mode, one service-ips element: the chain it goes to, and
+// what that one reaches -- the same walk as the iptables side (external- ->
+// service- / local- -> endpoint-, every chain once). The endpoint chains a
+// service-/local- chain picks are named inside its anonymous verdict map, which
+// a snapshot does not keep; its `numgen random mod N` says how many. A walk
+// that reaches one of the two policy chains reaches N endpoints (a
+// ClusterIP's ready endpoints, not the local serving-terminating fallback);
+// one that reaches both (external traffic with a Local policy and its pod /
+// host short-circuits to the cluster chain) reaches every endpoint chain of
+// the service port, kube-proxy's union of the two.
 void add_nftables(const model::Table& t, std::vector<ServiceProgramming>& out) {
+  std::unordered_map<std::string_view, const model::Chain*> idx;
+  std::unordered_map<std::string, std::vector<const model::Chain*>> endpoint_chains;  // by port name
+  for (const auto& c : t.chains) {
+    idx.emplace(c.name, &c);
+    if (kube_proxy_nft_chain_kind(c.name) != "endpoint" || c.rule_count == 0) continue;
+    std::string port_name = nft_port_name(c.name);
+    endpoint_chains[port_name.substr(0, port_name.rfind("__"))].push_back(&c);
+  }
   for (const auto& set : t.sets) {
     if (set.name != "service-ips") continue;
     for (const auto& e : set.elements) {
       // key "172.30.0.41 . tcp . 80", value "goto service-ULMVA6XW-ns1/svc1/tcp/p80"
-      std::vector<std::string> parts;
-      for (size_t p = 0;;) {
-        size_t d = e.key.find(" . ", p);
-        parts.push_back(e.key.substr(p, d == std::string::npos ? std::string::npos : d - p));
-        if (d == std::string::npos) break;
-        p = d + 3;
-      }
+      auto parts = split_concat(e.key);
       if (parts.size() < 3) continue;
       ServiceProgramming sp;
       sp.dataplane = "nftables";
       sp.address = parts[0];
       sp.protocol = parts[1];
       sp.port = to_port(parts[2]);
-      std::string chain = e.value.substr(e.value.find(' ') == std::string::npos ? 0 : e.value.find(' ') + 1);
-      // service-HASH-ns/name/proto/portname -> ns/name:portname
-      auto first = chain.find('-');
-      auto second = first == std::string::npos ? first : chain.find('-', first + 1);
-      if (second != std::string::npos) {
-        std::string rest = chain.substr(second + 1);
-        auto slash1 = rest.find('/');
-        auto slash2 = slash1 == std::string::npos ? slash1 : rest.find('/', slash1 + 1);
-        auto slash3 = slash2 == std::string::npos ? slash2 : rest.find('/', slash2 + 1);
-        if (slash3 != std::string::npos) sp.name = rest.substr(0, slash2) + ":" + rest.substr(slash3 + 1);
-      }
-      if (const model::Chain* c = find_chain(t, chain)) {
-        sp.chains = 1;
-        sp.rules = c->rule_count;
-        std::string ep_prefix = "endpoint-";
-        for (const auto& ch : t.chains) {
-          if (ch.name.rfind(ep_prefix, 0) == 0 && !sp.name.empty() &&
-              ch.name.find(chain.substr(second + 1)) != std::string::npos) {
-            sp.chains += 1;
-            sp.endpoints += 1;
-            sp.rules += ch.rule_count;
-          }
+      const std::string first = e.value.substr(e.value.find(' ') == std::string::npos ? 0 : e.value.find(' ') + 1);
+      const std::string port_name = nft_port_name(first);
+      sp.name = nft_service_label(port_name);
+      std::set<std::string> seen;
+      std::vector<std::string> todo = {first};
+      std::vector<const model::Chain*> policy;  // service- / local- chains reached
+      while (!todo.empty()) {
+        std::string name = todo.back();
+        todo.pop_back();
+        if (!seen.insert(name).second) continue;
+        auto it = idx.find(name);
+        if (it == idx.end()) continue;
+        const model::Chain* c = it->second;
+        sp.chains += 1;
+        sp.rules += c->rule_count;
+        std::string_view kind = kube_proxy_nft_chain_kind(name);
+        if (kind == "service" || kind == "local") policy.push_back(c);
+        for (const auto& r : c->rules) {
+          if (r.verdict_kind != "jump" && r.verdict_kind != "goto") continue;
+          std::string_view k = kube_proxy_nft_chain_kind(r.target);
+          if (k == "service" || k == "local" || k == "firewall" || k == "external") todo.push_back(r.target);
         }
       }
+      const auto& eps = endpoint_chains[port_name];
+      uint64_t reached = 0;
+      if (policy.size() > 1) {
+        reached = eps.size();
+      } else if (policy.size() == 1) {
+        for (const auto& r : policy[0]->rules) {
+          if (auto n = r.verdict_kind == "vmap" ? numgen_modulus(r.target_args) : std::nullopt) reached = *n;
+        }
+      }
+      // Each endpoint chain of one service port holds the same rules (kube-proxy
+      // writes them from one template), so N of them hold N times one's rules.
+      sp.endpoints = reached;
+      sp.chains += reached;
+      if (!eps.empty()) sp.rules += reached * eps.front()->rule_count;
       out.push_back(std::move(sp));
     }
   }

@@ -112,7 +112,7 @@ std::vector<Place> find_address(const model::Snapshot& s, const AddressQuery& q)
         bool value_match = e.value.find(q.address) != std::string::npos;
         if (!key_match && !value_match) continue;
         Place p{backend, t.family + " " + t.name + " " + (set.is_map ? "map " : "set ") + set.name,
-                key_match ? "map key" : "map value", e.key + (e.value.empty() ? "" : " : " + e.value), {}, {}, 0, {}};
+                !set.is_map ? "set element" : key_match ? "map key" : "map value", e.key + (e.value.empty() ? "" : " : " + e.value), {}, {}, 0, {}};
         p.table = t.family + " " + t.name;
         p.set = set.name;
         out.push_back(std::move(p));

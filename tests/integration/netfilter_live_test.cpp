@@ -5,9 +5,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
+#include <regex>
+#include <tuple>
 
 #include "tests/integration/netfilter_support.h"
+#include "tests/support/nft_text.h"
 
 namespace dpscope::test {
 namespace {
@@ -108,6 +112,128 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values("fixtures/upstream/kube-proxy-nftables/overall-nftables-rules.golden.nft",
                       "fixtures/upstream/kube-proxy-nftables/knftables-fake-kubeproxy-ipv4-example.golden.nft",
                       "fixtures/upstream/kube-proxy-nftables/knftables-fake-kubeproxy-ipv6-example.golden.nft"));
+
+// The facts a native rule's record carries, read here from the rule as
+// `nft list ruleset` prints it: addresses, protocol, destination port, the nat
+// statement's arguments and the last statement's verdict.
+struct NftTextFacts {
+  std::string source, destination, protocol, dport, target, target_args, verdict_kind = "none";
+};
+
+NftTextFacts facts_of_nft_text(const std::string& printed) {
+  // nft prints a rule's comment last.
+  const std::string rule = std::regex_replace(printed, std::regex(R"( comment ".*"$)"), "");
+  static const std::regex addr(R"((?:^| )ip6? (saddr|daddr) (!= )?([0-9a-f][0-9a-f:.]*(?:/[0-9]+)?)(?= |$))");
+  static const std::regex l4(R"((?:^| )meta l4proto (!= )?(tcp|udp|sctp)(?= |$))");
+  static const std::regex port(R"((?:^| )(tcp|udp|sctp|th) dport (!= )?([0-9]+)(?:-([0-9]+))?(?= |$))");
+  static const std::regex nat(R"((?:^| )(dnat|snat) (?:ip6? )?(to \S+))");
+  NftTextFacts f;
+  std::smatch m;
+  for (auto it = std::sregex_iterator(rule.begin(), rule.end(), addr); it != std::sregex_iterator(); ++it) {
+    std::string cidr = (*it)[3];
+    if (cidr.find('/') == std::string::npos) cidr += cidr.find(':') != std::string::npos ? "/128" : "/32";
+    ((*it)[1] == "saddr" ? f.source : f.destination) = ((*it)[2].matched ? "!" : "") + cidr;
+  }
+  if (std::regex_search(rule, m, l4)) f.protocol = std::string(m[1].matched ? "!" : "") + std::string(m[2]);
+  if (std::regex_search(rule, m, port)) {
+    f.dport = std::string(m[2].matched ? "!" : "") + std::string(m[3]) + (m[4].matched ? ":" + std::string(m[4]) : "");
+    if (m[1] != "th") f.protocol = m[1];
+  }
+  const std::string last = rule.substr(rule.rfind(' ') == std::string::npos ? 0 : rule.rfind(' ') + 1);
+  if (std::regex_search(rule, m, nat)) {
+    f.verdict_kind = "target", f.target = m[1], f.target_args = m[2];
+  } else if (std::regex_search(rule, m, std::regex(R"((?:^| )(jump|goto) (\S+)$)"))) {
+    f.verdict_kind = m[1], f.target = m[2];
+  } else if (std::regex_search(rule, m, std::regex(R"( vmap @(\S+)$)"))) {
+    f.verdict_kind = "vmap", f.target = m[1];
+  } else if (rule.find(" vmap {") != std::string::npos) {
+    f.verdict_kind = "vmap";
+    if (std::regex_search(rule, m, std::regex(R"((?:^| )(numgen (?:random|inc) mod [0-9]+(?: offset [0-9]+)?) vmap \{)"))) {
+      f.target_args = m[1];
+    }
+  } else if (last == "accept" || last == "drop" || last == "return" || last == "continue") {
+    f.verdict_kind = "verdict", f.target = last;
+  } else if (std::regex_search(rule, std::regex(R"((?:^| )reject(?: with .*)?$)"))) {
+    f.verdict_kind = "target", f.target = "reject";
+  } else if (std::regex_search(rule, std::regex(R"((?:^| )masquerade(?: [a-z-]+)*$)"))) {
+    f.verdict_kind = "target", f.target = "masquerade";
+  }
+  return f;
+}
+
+NftTextFacts facts_of_record(const model::Rule& r) {
+  NftTextFacts f;
+  auto prefix = [](const model::HeapOptional<model::Prefix>& p) {
+    return p ? (p->negated ? "!" : "") + p->cidr : std::string();
+  };
+  f.source = prefix(r.match.source);
+  f.destination = prefix(r.match.destination);
+  f.protocol = (r.match.protocol_negated ? "!" : "") + r.match.protocol;
+  f.dport = r.match.dport.empty() ? "" : (r.match.dport_negated ? "!" : "") + r.match.dport;
+  f.verdict_kind = r.verdict_kind;
+  f.target = r.target;
+  f.target_args = r.target_args;
+  return f;
+}
+
+// kube-proxy v1.30.3's own nftables ruleset (300 Services, fixtures/upstream/
+// real-kube-proxy/), and kube-proxy's goldens, loaded with nft -f: the live
+// collector and the nft -j import decode every native rule to the same record
+// (addresses, protocol, port, dnat, jump/goto, vmap), and that record says
+// what `nft list ruleset` prints, rule by rule.
+TEST(NetfilterLive, NativeKubeProxyRulesDecodedAsNftPrintsThem) {
+  DPS_REQUIRE_ROOT();
+  const std::string reorder = "{ grep -E '^add (table|set|map|chain) ' F; grep -vE '^add (table|set|map|chain) ' F; }";
+  const std::vector<std::string> loads = {
+      "zstd -dc '" + source_path("fixtures/upstream/real-kube-proxy/nftables-300x5/nft-ruleset.txt.zst") + "'",
+      std::regex_replace(reorder, std::regex("F"),
+                         "'" + source_path("fixtures/upstream/kube-proxy-nftables/overall-nftables-rules.golden.nft") + "'"),
+      "cat '" + source_path("fixtures/upstream/kube-proxy-nftables/knftables-fake-kubeproxy-ipv6-example.golden.nft") + "'"};
+  for (const auto& load : loads) {
+    SCOPED_TRACE(load);
+    Netns ns("nf-kpn");
+    TempDir dir;
+    ns.sh(load + " | nft -f -");
+    const model::Snapshot live = nf::live_snapshot(ns, dir);
+    const nf::ToolView view = nf::tool_view(ns, dir);
+    nf::expect_same_netfilter(live, view.imported);
+    const NftTextRules text = nft_text_rules(ns.sh("nft list ruleset"));
+    size_t rules = 0, destinations = 0, dnats = 0, ports = 0, picks = 0, reported = 0;
+    for (const auto& t : live.netfilter.tables) {
+      ASSERT_EQ(t.backend, Backend::Nftables);
+      for (const auto& c : t.chains) {
+        auto it = text.chains.find({t.family, t.name, c.name});
+        ASSERT_NE(it, text.chains.end()) << c.name;
+        ASSERT_EQ(it->second.size(), c.rules.size()) << c.name;
+        for (size_t i = 0; i < c.rules.size(); ++i) {
+          const auto& r = c.rules[i];
+          ++rules;
+          destinations += r.match.destination.has_value();
+          dnats += r.target == "dnat" && !r.target_args.empty();
+          ports += !r.match.dport.empty();
+          picks += r.verdict_kind == "vmap" && r.target_args.rfind("numgen ", 0) == 0;
+          const NftTextFacts want = facts_of_nft_text(it->second[i]), got = facts_of_record(r);
+          auto same = [](const NftTextFacts& a, const NftTextFacts& b) {
+            return std::tie(a.source, a.destination, a.protocol, a.dport, a.target, a.target_args, a.verdict_kind) ==
+                   std::tie(b.source, b.destination, b.protocol, b.dport, b.target, b.target_args, b.verdict_kind);
+          };
+          if (!same(want, got) && reported++ < 20) {
+            ADD_FAILURE() << c.name << " #" << i + 1 << ": " << it->second[i] << "\n nft:    " << want.destination
+                          << " src " << want.source << " " << want.protocol << " " << want.dport << " "
+                          << want.verdict_kind << " " << want.target << " " << want.target_args << "\n record: "
+                          << got.destination << " src " << got.source << " " << got.protocol << " " << got.dport
+                          << " " << got.verdict_kind << " " << got.target << " " << got.target_args;
+          }
+        }
+      }
+    }
+    std::printf("native rules: %zu, with a destination %zu, a dport %zu, dnat to %zu, numgen endpoint picks %zu\n", rules,
+                destinations, ports, dnats, picks);
+    EXPECT_GT(destinations, 0u);
+    EXPECT_GT(dnats, 0u);
+    EXPECT_GT(picks, 0u);
+  }
+}
 
 // IPv6 on both backends: prefixes, negation, multiport, ipv6-icmp, goto, REJECT/DNAT/MASQUERADE arguments.
 TEST(NetfilterLive, Ip6tablesBothBackends) {

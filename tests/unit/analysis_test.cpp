@@ -188,9 +188,30 @@ TEST(AnalysisMode, KubeProxyNftablesFromTheKubeProxyTable) {
   EXPECT_EQ(k.chains_by_kind.at("endpoint"), 1u);
   EXPECT_EQ(k.chains_by_kind.at("external"), 1u);
   EXPECT_EQ(k.chains_by_kind.at("firewall"), 1u);
-  EXPECT_EQ(k.chains_by_kind.at("other"), 1u);  // "services" dispatch chain
+  EXPECT_EQ(k.chains_by_kind.at("helper"), 1u);  // "services" dispatch chain
+  EXPECT_EQ(k.chains_by_kind.count("other"), 0u);
   EXPECT_EQ(a.netfilter.kube_chains, 0u);       // native nft chains are not iptables KUBE-* chains
   EXPECT_EQ(a.mode.id, "kube-proxy-nftables");
+}
+
+// kube-proxy's helper chains share the per-Service prefixes (service-, firewall-,
+// ...) but not their PREFIX-HASH8-ns/name/proto/port shape.
+TEST(AnalysisKubeProxyNft, ChainKindsByKubeProxysNaming) {
+  EXPECT_EQ(kube_proxy_nft_chain_kind("service-ULMVA6XW-ns1/svc1/tcp/p80"), "service");
+  EXPECT_EQ(kube_proxy_nft_chain_kind("service-ULMVA6XW-ns1/svc1/tcp/"), "service");  // unnamed port
+  EXPECT_EQ(kube_proxy_nft_chain_kind("local-ULMVA6XW-ns1/svc1/udp/dns"), "local");
+  EXPECT_EQ(kube_proxy_nft_chain_kind("external-42NFTM6N-ns2/svc2/tcp/p80"), "external");
+  EXPECT_EQ(kube_proxy_nft_chain_kind("endpoint-5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80"), "endpoint");
+  EXPECT_EQ(kube_proxy_nft_chain_kind("endpoint-ZVRFLKHO-ns1/svc1/tcp/p80__fd00.10.180..1/80"), "endpoint");
+  EXPECT_EQ(kube_proxy_nft_chain_kind("firewall-HVFWP5L3-ns5/svc5/tcp/p80"), "firewall");
+  for (const char* helper : {"service-endpoints-check", "firewall-check", "nodeport-endpoints-check", "services",
+                             "masquerading", "mark-for-masquerade", "reject-chain", "cluster-ips-check",
+                             "endpoints-check", "filter-input", "nat-prerouting",
+                             "service-ulmva6xw-ns1/svc1/tcp/p80",   // lower case: not base32
+                             "service-ULMVA6X1-ns1/svc1/tcp/p80",   // '1' is not base32
+                             "service-ULMVA6XW-ns1/svc1"}) {        // no protocol/port
+    EXPECT_EQ(kube_proxy_nft_chain_kind(helper), "helper") << helper;
+  }
 }
 
 TEST(AnalysisMode, IpvsAndMixed) {

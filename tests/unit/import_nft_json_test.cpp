@@ -98,6 +98,49 @@ TEST(ImportNftJson, TablesChainsRulesSetsMaps) {
   EXPECT_TRUE(t.sets[2].elements_recorded);
 }
 
+// The matches of native rules, as the live collector decodes the same rules
+// (tests/unit/netfilter_decode_test.cpp NftRule.NativeMatchesAndDnatArguments).
+TEST(ImportNftJson, NativeMatchesAndNatArguments) {
+  const char* text = R"({"nftables": [
+ {"table": {"family": "inet", "name": "t", "handle": 1}},
+ {"chain": {"family": "inet", "table": "t", "name": "c", "handle": 2}},
+ {"rule": {"family": "inet", "table": "t", "chain": "c", "handle": 3, "expr": [
+   {"match": {"op": "==", "left": {"payload": {"protocol": "ip", "field": "daddr"}}, "right": "172.30.0.41"}},
+   {"match": {"op": "==", "left": {"payload": {"protocol": "tcp", "field": "dport"}}, "right": 80}},
+   {"match": {"op": "!=", "left": {"payload": {"protocol": "ip", "field": "saddr"}}, "right": {"prefix": {"addr": "10.0.0.0", "len": 8}}}},
+   {"jump": {"target": "mark-for-masquerade"}}]}},
+ {"rule": {"family": "inet", "table": "t", "chain": "c", "handle": 4, "expr": [
+   {"match": {"op": "==", "left": {"meta": {"key": "l4proto"}}, "right": "udp"}},
+   {"dnat": {"family": "ip6", "addr": "fd00:0:0::1", "port": 53}}]}},
+ {"rule": {"family": "inet", "table": "t", "chain": "c", "handle": 5, "expr": [
+   {"match": {"op": "!=", "left": {"payload": {"protocol": "th", "field": "dport"}}, "right": {"range": [30000, 32767]}}},
+   {"match": {"op": "==", "left": {"payload": {"protocol": "ip6", "field": "daddr"}}, "right": "@cluster-ips"}},
+   {"match": {"op": "==", "left": {"meta": {"key": "l4proto"}}, "right": "icmp"}},
+   {"dnat": {"addr": {"map": {"key": {"numgen": {}}, "data": {"set": []}}}}}]}}
+]})";
+  auto tables = parse_nft_json(text, "n.json");
+  ASSERT_EQ(tables.size(), 1u);
+  const auto& rules = tables[0].chains.at(0).rules;
+  ASSERT_EQ(rules.size(), 3u);
+  ASSERT_TRUE(rules[0].match.destination.has_value());
+  EXPECT_EQ(rules[0].match.destination->cidr, "172.30.0.41/32");
+  ASSERT_TRUE(rules[0].match.source.has_value());
+  EXPECT_EQ(rules[0].match.source->cidr, "10.0.0.0/8");
+  EXPECT_TRUE(rules[0].match.source->negated);
+  EXPECT_EQ(rules[0].match.protocol, "tcp");
+  EXPECT_EQ(rules[0].match.dport, "80");
+  EXPECT_EQ(rules[0].target, "mark-for-masquerade");
+  EXPECT_EQ(rules[1].match.protocol, "udp");
+  EXPECT_EQ(rules[1].target, "dnat");
+  EXPECT_EQ(rules[1].target_args, "to [fd00::1]:53");  // inet_ntop's spelling, as live
+  EXPECT_EQ(rules[2].match.dport, "30000:32767");
+  EXPECT_TRUE(rules[2].match.dport_negated);
+  EXPECT_FALSE(rules[2].match.destination.has_value());  // a set reference is not an address
+  EXPECT_EQ(rules[2].match.protocol, "");                 // icmp: not recorded
+  EXPECT_EQ(rules[2].target, "dnat");
+  EXPECT_EQ(rules[2].target_args, "");                    // map-fed address: not spelled
+}
+
 TEST(ImportNftJson, EmptyRulesetIsValid) {
   auto tables = parse_nft_json(R"({"nftables": [{"metainfo": {"version": "1.0.6"}}]})", "n.json");
   EXPECT_TRUE(tables.empty());

@@ -228,6 +228,71 @@ TEST(NftRule, NativeVerdictMapsNamedAndAnonymous) {
   }
 }
 
+// kube-proxy's service and endpoint rules as nft sends them:
+// `ip daddr 172.30.0.41 tcp dport 80 ip saddr != 10.0.0.0/8 jump mark-for-masquerade`
+// and `meta l4proto tcp dnat to 10.180.0.1:80`.
+TEST(NftRule, NativeMatchesAndDnatArguments) {
+  RuleBuilder b;
+  const uint8_t daddr[4] = {172, 30, 0, 41}, tcp = IPPROTO_TCP, net = 10;
+  const uint8_t port80[2] = {0, 80};
+  b.payload(NFT_PAYLOAD_NETWORK_HEADER, 16, 4);
+  b.cmp(NFT_CMP_EQ, daddr, 4);
+  b.meta(NFT_META_L4PROTO);
+  b.cmp(NFT_CMP_EQ, &tcp, 1);
+  b.payload(NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2);
+  b.cmp(NFT_CMP_EQ, port80, 2);
+  b.payload(NFT_PAYLOAD_NETWORK_HEADER, 12, 1);
+  b.cmp(NFT_CMP_NEQ, &net, 1);
+  b.verdict(NFT_JUMP, "mark-for-masquerade");
+  const model::Rule r = decode_nft_rule(b.message(), {NFPROTO_IPV4, false});
+  ASSERT_TRUE(r.match.destination.has_value());
+  EXPECT_EQ(r.match.destination->cidr, "172.30.0.41/32");
+  EXPECT_FALSE(r.match.destination->negated);
+  ASSERT_TRUE(r.match.source.has_value());
+  EXPECT_EQ(r.match.source->cidr, "10.0.0.0/8");
+  EXPECT_TRUE(r.match.source->negated);
+  EXPECT_EQ(r.match.protocol, "tcp");
+  EXPECT_EQ(r.match.dport, "80");
+  EXPECT_EQ(r.verdict_kind, "jump");
+  EXPECT_EQ(r.target, "mark-for-masquerade");
+  EXPECT_EQ(r.target_args, "");
+
+  RuleBuilder d;
+  d.meta(NFT_META_L4PROTO);
+  d.cmp(NFT_CMP_EQ, &tcp, 1);
+  const uint8_t ep[4] = {10, 180, 0, 1};
+  auto* a = d.add("immediate");
+  nftnl_expr_set_u32(a, NFTNL_EXPR_IMM_DREG, NFT_REG_1);
+  nftnl_expr_set(a, NFTNL_EXPR_IMM_DATA, ep, 4);
+  auto* p = d.add("immediate");
+  nftnl_expr_set_u32(p, NFTNL_EXPR_IMM_DREG, NFT_REG_2);
+  nftnl_expr_set(p, NFTNL_EXPR_IMM_DATA, port80, 2);
+  auto* nat = d.add("nat");
+  nftnl_expr_set_u32(nat, NFTNL_EXPR_NAT_TYPE, NFT_NAT_DNAT);
+  nftnl_expr_set_u32(nat, NFTNL_EXPR_NAT_FAMILY, NFPROTO_IPV4);
+  nftnl_expr_set_u32(nat, NFTNL_EXPR_NAT_REG_ADDR_MIN, NFT_REG_1);
+  nftnl_expr_set_u32(nat, NFTNL_EXPR_NAT_REG_PROTO_MIN, NFT_REG_2);
+  const model::Rule dn = decode_nft_rule(d.message(), {NFPROTO_IPV4, false});
+  EXPECT_EQ(dn.match.protocol, "tcp");
+  EXPECT_EQ(dn.verdict_kind, "target");
+  EXPECT_EQ(dn.target, "dnat");
+  EXPECT_EQ(dn.target_args, "to 10.180.0.1:80");
+
+  // A nat address from a map lookup is not spelled.
+  RuleBuilder m;
+  auto* l = m.add("lookup");
+  nftnl_expr_set_str(l, NFTNL_EXPR_LOOKUP_SET, "__map3");
+  nftnl_expr_set_u32(l, NFTNL_EXPR_LOOKUP_SREG, NFT_REG_1);
+  nftnl_expr_set_u32(l, NFTNL_EXPR_LOOKUP_DREG, NFT_REG_1);
+  auto* mn = m.add("nat");
+  nftnl_expr_set_u32(mn, NFTNL_EXPR_NAT_TYPE, NFT_NAT_DNAT);
+  nftnl_expr_set_u32(mn, NFTNL_EXPR_NAT_FAMILY, NFPROTO_IPV4);
+  nftnl_expr_set_u32(mn, NFTNL_EXPR_NAT_REG_ADDR_MIN, NFT_REG_1);
+  const model::Rule mapped = decode_nft_rule(m.message(), {NFPROTO_IPV4, false});
+  EXPECT_EQ(mapped.target, "dnat");
+  EXPECT_EQ(mapped.target_args, "");
+}
+
 // ---------------------------------------------------------------- legacy blob
 
 // Builds INPUT (policy DROP) with "-s 10.0.0.0/8 -p tcp -m tcp --dport 22 -j ACCEPT"
