@@ -46,13 +46,23 @@ const std::vector<ChainFamily>& chain_families() {
       {"KUBE-KUBELET-CANARY", "KUBE-KUBELET-CANARY", "kubelet", "flush canary"},
       {"KUBE-IPTABLES-HINT", "KUBE-IPTABLES-HINT", "kubelet", "iptables backend hint"},
       {"KUBE-ROUTER", "KUBE-ROUTER-*", "kube-router", "kube-router"},
+      {"KUBE-NWPLCY", "KUBE-NWPLCY-*", "kube-router", "kube-router network policy (one chain per policy)"},
       {"KUBE-other", "KUBE-*", "kubernetes", "other KUBE-* chains"},
+      {"ANTREA", "ANTREA-*", "antrea", "Antrea"},
+      {"OVN-KUBE", "OVN-KUBE-*", "ovn-kubernetes", "OVN-Kubernetes (NodePort / external IP / egress service rules)"},
       {"CILIUM", "CILIUM_*", "cilium", "Cilium"},
       {"OLD_CILIUM", "OLD_CILIUM_*", "cilium", "Cilium chains left from a restart"},
       {"cali", "cali-*", "calico", "Calico"},
       {"FLANNEL", "FLANNEL-*", "flannel", "flannel"},
       {"KIND", "KIND-*", "kind", "kind / kindnet"},
       {"DOCKER", "DOCKER*", "docker", "Docker"},
+      // Native nftables tables count as their project's family (no chain-name pattern:
+      // analyze_netfilter assigns them by table, see nft_table_owner()).
+      {"nft-kube-proxy", "", "kube-proxy", "chains of the nftables tables ip/ip6 kube-proxy"},
+      {"nft-calico", "", "calico", "chains of the nftables tables ip/ip6 calico and arp calico-arp"},
+      {"nft-kube-router", "", "kube-router", "chains of the nftables tables kube-router-filter-ipv4/-ipv6"},
+      {"nft-antrea", "", "antrea", "chains of the nftables tables ip/ip6 antrea"},
+      {"nft-ovn-kubernetes", "", "ovn-kubernetes", "chains of the nftables table inet ovn-kubernetes"},
   };
   return kFamilies;
 }
@@ -60,7 +70,7 @@ const std::vector<ChainFamily>& chain_families() {
 const ChainFamily& family_of(std::string_view chain, bool is_base_chain) {
   if (is_base_chain) return kBuiltin;
   for (const auto& f : chain_families()) {
-    if (matches(f.pattern, chain)) return f;
+    if (!f.pattern.empty() && matches(f.pattern, chain)) return f;
   }
   return kOther;
 }
@@ -202,6 +212,7 @@ NetfilterAnalysis analyze_netfilter(const model::Snapshot& s) {
         if (set.name == "service-nodeports") n.kube_proxy_nft.nodeports += set.element_count;
       }
     }
+    const std::string nft_owner = t.backend == Backend::Nftables ? nft_table_owner(t.family, t.name) : "";
     std::unordered_set<std::string> table_ips;  // 20k services: no linear search per rule
     for (const auto& c : t.chains) {
       ts.rules += c.rule_count;
@@ -219,6 +230,10 @@ NetfilterAnalysis analyze_netfilter(const model::Snapshot& s) {
         if (fam.id == "KUBE-SEP") n.kube_sep_chains += 1;
         if (fam.id == "CILIUM") n.cilium_chains += 1;
         if (fam.id == "cali") n.calico_chains += 1;
+      } else if (!nft_owner.empty()) {
+        auto& fs = n.families["nft-" + nft_owner];
+        fs.chains += 1;
+        fs.rules += c.rule_count;
       }
       if (kube_proxy_nft) {
         n.kube_proxy_nft.rules += c.rule_count;
@@ -273,6 +288,13 @@ const std::vector<OwnerRule>& owner_rules() {
       {"calico", "pin-prefix", "any", "/sys/fs/bpf/calico/"},
       {"calico", "name-prefix", "any", "cali_"},
       {"calico", "name-prefix", "program", "calico_"},
+      // Calico v3.34 felix/bpf/bpfdefs/defs.go: tcx and netkit link pins, connect-time LB pins.
+      {"calico", "pin-prefix", "any", "/sys/fs/bpf/tcx/"},
+      {"calico", "pin-prefix", "any", "/sys/fs/bpf/netkit/"},
+      {"calico", "pin-prefix", "any", "/sys/fs/bpf/ctlb/"},
+      // aws-network-policy-agent v1.4 pkg/utils/utils.go, pkg/ebpf/bpf_client.go (names cut to 15).
+      {"aws-network-policy-agent", "pin-prefix", "any", "/sys/fs/bpf/globals/aws/"},
+      {"aws-network-policy-agent", "name-prefix", "map", "aws_conntrack_m"},
       {"system", "name-prefix", "program", "sd_"},      // systemd: sd_devices, sd_fw_ingress, ...
       {"system", "name-prefix", "map", "sd_"},
       {"system", "pin-prefix", "any", "/sys/fs/bpf/systemd/"},
@@ -473,7 +495,7 @@ std::string plural(uint64_t n, const std::string& one, const std::string& many) 
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
-Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e) {
+Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e, std::vector<Dataplane> dataplanes) {
   Mode m;
   std::vector<std::string> kube_proxy;  // which kube-proxy modes have evidence
   uint64_t ipvs_chains = n.families.count("KUBE-ipvs") ? n.families.at("KUBE-ipvs").chains : 0;
@@ -487,6 +509,7 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e) {
     kube_proxy.push_back("kube-proxy-ipvs");
     m.evidence.push_back(plural(ipvs_chains, "ipvs-mode chain", "ipvs-mode chains") +
                          " (KUBE-LOAD-BALANCER, KUBE-NODE-PORT, ...)");
+    m.services_hidden = "services handled by kube-proxy in IPVS; not visible here (dpscope does not read IPVS)";
   } else if (n.kube_services_rules > 0) {
     kube_proxy.push_back("kube-proxy-iptables");
     m.evidence.push_back(plural(n.kube_services_rules, "rule", "rules") +
@@ -559,6 +582,15 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e) {
     m.evidence.push_back("not seen: the eBPF service maps' entries " + e.services_av.gap());
   }
 
+  // The other dataplanes' evidence, each under its name.
+  const Dataplane* hidden = nullptr;  // the first that serves Services dpscope cannot see
+  for (const auto& d : dataplanes) {
+    for (const auto& ev : d.evidence) m.evidence.push_back(d.label + ": " + ev);
+    if (!d.services_hidden.empty()) {
+      m.evidence.push_back(d.label + ": " + d.services_hidden);
+      if (!hidden) hidden = &d;
+    }
+  }
   bool cilium_kpr = cilium_lb || cilium_sock || (n.cilium_chains > 0 && !e.availability.usable());
   bool calico_ebpf = calico_lb;
   if (kube_proxy.size() > 1) {
@@ -596,6 +628,11 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e) {
   } else if (cilium_unread) {
     m.id = "cilium-unconfirmed";
     m.label = "Cilium eBPF (service map entries not read)";
+  } else if (hidden) {
+    // Its Services are programmed where dpscope cannot read: say so, never "none".
+    m.id = hidden->id == "antrea" ? "antrea-proxy" : hidden->id;
+    m.label = hidden->label + " (" + hidden->services_hidden + ")";
+    m.services_hidden = hidden->services_hidden;
   } else if (n.availability.whole() && e.availability.complete()) {
     m.id = "none";
     m.label = "no service dataplane found";
@@ -608,6 +645,15 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e) {
     m.id = "unknown";
     m.label = "unknown (netfilter and eBPF not collected)";
   }
+  // The dataplanes beside the service proxy, in the label ("kube-proxy (nftables) +
+  // Calico nftables dataplane"); Calico markers alone say nothing about a mode.
+  for (const auto& d : dataplanes) {
+    if (hidden && &d == hidden && m.id == (d.id == "antrea" ? "antrea-proxy" : d.id)) continue;
+    if (d.id == "calico") continue;
+    m.label += " + " + d.label;
+  }
+  if (m.services_hidden.empty() && hidden) m.services_hidden = hidden->services_hidden;
+  m.dataplanes = std::move(dataplanes);
   return m;
 }
 
@@ -621,7 +667,7 @@ NodeAnalysis analyze(const model::Snapshot& s) {
   a.netfilter = analyze_netfilter(s);
   a.ebpf = analyze_ebpf(s);
   a.agents = analyze_agents(s, a.ebpf, availability_of(s, "agents", s.agents.collected));
-  a.mode = decide_mode(a.netfilter, a.ebpf);
+  a.mode = decide_mode(a.netfilter, a.ebpf, detect_dataplanes(s));
   return a;
 }
 

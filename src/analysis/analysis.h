@@ -13,6 +13,7 @@
 #include "model/json.h"
 #include "model/snapshot.h"
 #include "analysis/agents.h"
+#include "analysis/fingerprints.h"
 
 namespace dpscope::analysis {
 
@@ -115,7 +116,9 @@ struct NetfilterAnalysis {
   uint64_t iptables_nft_rules = 0;   // iptables-nft only
   uint64_t chains = 0;
   std::vector<TableStats> tables;    // snapshot order (canonical)
-  std::map<std::string, FamilyStats> families;  // by ChainFamily::id, chains counted once per table
+  // By ChainFamily::id, chains counted once per table; a native nftables table
+  // a project is known to create counts as that project's family ("nft-calico").
+  std::map<std::string, FamilyStats> families;
   uint64_t kube_chains = 0;          // chains named KUBE-*
   uint64_t kube_proxy_chains = 0;    // KUBE-* chains whose family is owned by kube-proxy
   uint64_t kubelet_chains = 0;       // KUBE-FIREWALL, KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT
@@ -225,10 +228,17 @@ struct EbpfAnalysis {
 
 struct Mode {
   // "kube-proxy-iptables", "kube-proxy-ipvs", "kube-proxy-nftables",
-  // "cilium-kpr", "calico-ebpf", "none", "mixed", "unknown"
+  // "cilium-kpr", "calico-ebpf", "kube-router", "antrea-proxy", "ovn-kubernetes"
+  // (the last three serve Services where dpscope cannot read), "none", "mixed", "unknown"
   std::string id;
   std::string label;                   // "kube-proxy (iptables)", "Cilium kube-proxy replacement", ...
   std::vector<std::string> evidence;   // plain sentences
+  // Other dataplanes found (fingerprints.h): CNI / policy dataplanes beside the
+  // service proxy, or the proxy itself when it is one dpscope cannot read.
+  std::vector<Dataplane> dataplanes;
+  // "services handled by X in OVS; not visible here" when the node's Services
+  // are programmed where this snapshot cannot show them ("" otherwise).
+  std::string services_hidden;
 };
 
 // ---------------------------------------------------------------- node
