@@ -505,10 +505,18 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e, std::vector<
                          plural(n.kube_sep_chains, "KUBE-SEP chain", "KUBE-SEP chains") +
                          " (kube-proxy iptables mode programs one KUBE-SVC per service port with endpoints and one KUBE-SEP per "
                          "(service port, endpoint))");
-  } else if (ipvs_chains > 0) {
+  } else if (ipvs_chains > 0 || !n.kube_proxy_ipvs_ipsets.empty()) {
     kube_proxy.push_back("kube-proxy-ipvs");
-    m.evidence.push_back(plural(ipvs_chains, "ipvs-mode chain", "ipvs-mode chains") +
-                         " (KUBE-LOAD-BALANCER, KUBE-NODE-PORT, ...)");
+    if (ipvs_chains > 0) {
+      m.evidence.push_back(plural(ipvs_chains, "ipvs-mode chain", "ipvs-mode chains") +
+                           " (KUBE-LOAD-BALANCER, KUBE-NODE-PORT, ...)");
+    }
+    if (!n.kube_proxy_ipvs_ipsets.empty()) {
+      std::string names;
+      for (size_t i = 0; i < n.kube_proxy_ipvs_ipsets.size() && i < 4; ++i) names += (i ? ", " : "") + n.kube_proxy_ipvs_ipsets[i];
+      m.evidence.push_back(plural(n.kube_proxy_ipvs_ipsets.size(), "ipvs-mode ipset", "ipvs-mode ipsets") + " (" + names +
+                           (n.kube_proxy_ipvs_ipsets.size() > 4 ? ", ..." : "") + ")");
+    }
     m.services_hidden = "services handled by kube-proxy in IPVS; not visible here (dpscope does not read IPVS)";
   } else if (n.kube_services_rules > 0) {
     kube_proxy.push_back("kube-proxy-iptables");
@@ -633,6 +641,11 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e, std::vector<
     m.id = hidden->id == "antrea" ? "antrea-proxy" : hidden->id;
     m.label = hidden->label + " (" + hidden->services_hidden + ")";
     m.services_hidden = hidden->services_hidden;
+    if (!n.availability.whole()) {
+      m.id += "-unconfirmed";
+      m.label += std::string(n.availability.usable() ? " (netfilter not fully seen" : " (netfilter not seen") +
+                 ": kube-proxy not ruled out)";
+    }
   } else if (n.availability.whole() && e.availability.complete()) {
     m.id = "none";
     m.label = "no service dataplane found";
@@ -648,7 +661,7 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e, std::vector<
   // The dataplanes beside the service proxy, in the label ("kube-proxy (nftables) +
   // Calico nftables dataplane"); Calico markers alone say nothing about a mode.
   for (const auto& d : dataplanes) {
-    if (hidden && &d == hidden && m.id == (d.id == "antrea" ? "antrea-proxy" : d.id)) continue;
+    if (hidden && &d == hidden && m.id.rfind(d.id == "antrea" ? "antrea-proxy" : d.id, 0) == 0) continue;
     if (d.id == "calico") continue;
     m.label += " + " + d.label;
   }
@@ -665,6 +678,16 @@ NodeAnalysis analyze(const model::Snapshot& s) {
   a.kernel = s.node.kernel;
   a.source = s.node.source;
   a.netfilter = analyze_netfilter(s);
+  // kubernetes pkg/proxy/ipvs/ipset.go: the sets kube-proxy's ipvs mode matches in its rules.
+  for (const auto& set : s.ipsets.sets) {
+    for (std::string_view p : {"KUBE-CLUSTER-IP", "KUBE-LOOP-BACK", "KUBE-EXTERNAL-IP", "KUBE-LOAD-BALANCER",
+                               "KUBE-NODE-PORT-", "KUBE-HEALTH-CHECK-NODE-PORT", "KUBE-IPVS-IPS"}) {
+      if (starts_with(set.name, p)) {
+        a.netfilter.kube_proxy_ipvs_ipsets.push_back(set.name);
+        break;
+      }
+    }
+  }
   a.ebpf = analyze_ebpf(s);
   a.agents = analyze_agents(s, a.ebpf, availability_of(s, "agents", s.agents.collected));
   a.mode = decide_mode(a.netfilter, a.ebpf, detect_dataplanes(s));

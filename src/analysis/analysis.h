@@ -134,6 +134,8 @@ struct NetfilterAnalysis {
   uint64_t service_ip_rules = 0;     // sum over tables
   std::vector<std::string> service_ips;  // unique over tables, sorted
   KubeProxyNft kube_proxy_nft;
+  // Sets of kube-proxy's ipvs mode in the ipsets section (KUBE-CLUSTER-IP, KUBE-NODE-PORT-TCP, ...).
+  std::vector<std::string> kube_proxy_ipvs_ipsets;
 };
 
 // ---------------------------------------------------------------- eBPF

@@ -320,7 +320,8 @@ CheckResult check(const model::Snapshot& s, const std::string& expect) {
                                                            ", so the replacement cannot be checked" +
                                                            (a.mode.id.rfind("kube-proxy", 0) == 0
                                                                 ? std::string()
-                                                                : " (use --expect " + a.mode.id + ")")});
+                                                                : " (use --expect " +
+                                                                      a.mode.id.substr(0, a.mode.id.find("-unconfirmed")) + ")")});
       return r;
     }
     need_section(a.ebpf.services_av, "the eBPF service maps' entries", "the replacement's service map", r);

@@ -28,6 +28,10 @@ const std::vector<FingerprintRule>& fingerprint_rules() {
       {"kube-router", "chain", "KUBE-ROUTER-HAIRPIN", "services", "kube-router v2.11.1 proxy/network_services_controller.go"},
       {"kube-router", "chain", "KUBE-ROUTER-*", "policy", "kube-router v2.11.1 netpol/network_policy_controller.go"},
       {"kube-router", "chain", "KUBE-NWPLCY-*", "policy", "kube-router v2.11.1 netpol/network_policy_controller.go"},
+      {"kube-router", "ipset", "kube-router-svip", "services", "kube-router v2.11.1 proxy/network_services_controller.go (kube-router-svip, -svip-prt)"},
+      {"kube-router", "ipset", "kube-router-", "policy", "kube-router v2.11.1 routing/network_routes_controller.go, proxy (local-ips)"},
+      {"kube-router", "ipset", "KUBE-SRC-", "policy", "kube-router v2.11.1 netpol/network_policy_controller.go"},
+      {"kube-router", "ipset", "KUBE-DST-", "policy", "kube-router v2.11.1 netpol/network_policy_controller.go"},
       {"kube-router", "nft-table", "ip kube-router-filter-ipv4", "policy", "kube-router v2.11.1 netpol/npc_nftables.go"},
       {"kube-router", "nft-table", "ip6 kube-router-filter-ipv6", "policy", "kube-router v2.11.1 netpol/npc_nftables.go"},
       {"calico", "nft-table", "ip calico", "policy", "Calico v3.34 felix/dataplane/linux/int_dataplane.go"},
@@ -37,6 +41,7 @@ const std::vector<FingerprintRule>& fingerprint_rules() {
       {"calico", "bpf-pin", "/sys/fs/bpf/netkit/", "ebpf", "Calico v3.34 felix/bpf/bpfdefs/defs.go NetkitPinDir"},
       {"calico", "bpf-pin", "/sys/fs/bpf/ctlb/", "ebpf", "Calico v3.34 felix/bpf/bpfdefs/defs.go CtlbPinDir"},
       {"antrea", "chain", "ANTREA-*", "policy", "Antrea v2.2 pkg/agent/route/route_linux.go"},
+      {"antrea", "ipset", "ANTREA-", "policy", "Antrea v2.2 pkg/agent/route/route_linux.go"},
       {"antrea", "nft-table", "ip antrea", "policy", "Antrea v2.2 pkg/agent/util/nftables/nftables.go"},
       {"antrea", "nft-table", "ip6 antrea", "policy", "Antrea v2.2 pkg/agent/util/nftables/nftables.go"},
       {"ovn-kubernetes", "chain", "OVN-KUBE-*", "services", "OVN-Kubernetes v1.1 go-controller/pkg/node/gateway_iptables.go"},
@@ -160,6 +165,14 @@ std::vector<Dataplane> detect_dataplanes(const model::Snapshot& s) {
     pins_hit(m.pinned, "map", hits);
   }
   for (const auto& l : s.ebpf.links) pins_hit(l.pinned, l.type + " link", hits);
+  for (const auto& set : s.ipsets.sets) {
+    const std::string name = starts_with(set.name, "inet6:") ? set.name.substr(6) : set.name;
+    for (const auto& r : fingerprint_rules()) {
+      if (r.kind != "ipset" || !starts_with(name, r.value)) continue;
+      hits[&r].objects.insert(set.name);
+      break;
+    }
+  }
 
   std::vector<Dataplane> out;
   auto add = [&](std::string id, std::string label, std::string_view dataplane, auto keep) {
@@ -171,11 +184,14 @@ std::vector<Dataplane> detect_dataplanes(const model::Snapshot& s) {
       auto it = hits.find(&r);
       if (it == hits.end()) continue;
       const auto& h = it->second;
-      std::string what = r.kind == "chain"       ? count_of(h.objects.size(), "chain", "chains") + " " + std::string(r.value)
+      // Chains are counted once per table, as the chain families count them.
+      std::string what = r.kind == "chain"       ? count_of(h.chains, "chain", "chains") + " " + std::string(r.value)
                          : r.kind == "nft-table" ? "nftables table " + std::string(r.value) + " with " +
                                                        count_of(h.chains, "chain", "chains")
                          : r.kind == "bpf-pin"   ? count_of(h.objects.size(), "object", "objects") + " pinned under " +
                                                      std::string(r.value)
+                         : r.kind == "ipset"     ? count_of(h.objects.size(), "ipset", "ipsets") + " " + std::string(r.value) +
+                                                     "* (" + names(h.objects) + ")"
                          : r.kind == "bpf-map"   ? "BPF map " + names(h.objects)
                                                  : "BPF program " + names(h.objects);
       if (r.kind == "chain" && r.value.back() == '*') what += " (" + names(h.objects) + ")";

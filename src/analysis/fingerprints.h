@@ -18,6 +18,7 @@ namespace dpscope::analysis {
 //   "bpf-program"   a BPF program name prefix (kernel names are cut to 15 characters)
 //   "bpf-map"       a BPF map name prefix
 //   "bpf-pin"       a bpffs path prefix of a pinned program, map or link
+//   "ipset"         an IP set name prefix (kube-router's IPv6 sets carry "inet6:" before it)
 // Roles say what the object proves: "services" (the dataplane serves Services
 // there), "policy" (network policy / CNI plumbing), "marker" (created in more
 // than one mode, so evidence of the project but of no mode).

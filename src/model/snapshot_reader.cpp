@@ -1006,7 +1006,7 @@ Snapshot read_snapshot(Input&& input, InputControl& in, Reopen reopen, const std
   }
   Snapshot s = from_json(root, origin);  // schema first: a v3 file is "unsupported", not a chain error
   // A newer minor version only adds fields; say which ones this dpscope ignores.
-  if (options.warn && s.schema != kSchema && s.schema != kSchemaV1) {
+  if (options.warn && s.schema != kSchema && s.schema != kSchemaV1 && s.schema != kSchemaV2_1) {
     const auto unknown = unknown_fields(root, s);
     if (!unknown.empty()) {
       std::string list;
