@@ -577,6 +577,13 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e, std::vector<
                          plural(o.maps, "Cilium map", "Cilium maps") +
                          (e.service_maps_listed.empty() ? "" : ", service map " + list(e.service_maps_listed) + " listed"));
   }
+  if (!n.unknown_match_sets.empty()) {
+    std::string names;
+    for (size_t i = 0; i < n.unknown_match_sets.size() && i < 4; ++i) names += (i ? ", " : "") + n.unknown_match_sets[i];
+    m.evidence.push_back("rules match IP sets that do not exist: " + names +
+                         (n.unknown_match_sets.size() > 4 ? ", ..." : "") + " (a rule cannot load without its set: "
+                         "the ipsets section and the rules were read at different times, or an import mixes nodes)");
+  }
   // What could not be seen, so no conclusion rests on it.
   if (!n.availability.usable()) {
     m.evidence.push_back("not seen: netfilter " + n.availability.gap() + ": kube-proxy's rules are not ruled out");
@@ -678,6 +685,20 @@ NodeAnalysis analyze(const model::Snapshot& s) {
   a.kernel = s.node.kernel;
   a.source = s.node.source;
   a.netfilter = analyze_netfilter(s);
+  std::set<std::string> unknown;
+  for (const auto& t : s.netfilter.tables) {
+    for (const auto& c : t.chains) {
+      for (const auto& r : c.rules) {
+        const auto sets = match_sets_of(r);
+        if (sets.empty()) continue;
+        a.netfilter.match_set_rules += 1;
+        for (const auto& name : sets) {
+          if (s.ipsets.collected && !model::find_ipset(s.ipsets, name)) unknown.insert(name);
+        }
+      }
+    }
+  }
+  a.netfilter.unknown_match_sets.assign(unknown.begin(), unknown.end());
   // kubernetes pkg/proxy/ipvs/ipset.go: the sets kube-proxy's ipvs mode matches in its rules.
   for (const auto& set : s.ipsets.sets) {
     for (std::string_view p : {"KUBE-CLUSTER-IP", "KUBE-LOOP-BACK", "KUBE-EXTERNAL-IP", "KUBE-LOAD-BALANCER",
@@ -692,6 +713,17 @@ NodeAnalysis analyze(const model::Snapshot& s) {
   a.agents = analyze_agents(s, a.ebpf, availability_of(s, "agents", s.agents.collected));
   a.mode = decide_mode(a.netfilter, a.ebpf, detect_dataplanes(s));
   return a;
+}
+
+std::vector<std::string> match_sets_of(const model::Rule& r) {
+  std::vector<std::string> out;
+  const std::string_view key = "--match-set ";
+  for (size_t at = r.text.find(key); at != std::string::npos; at = r.text.find(key, at + key.size())) {
+    const size_t from = at + key.size();
+    const size_t end = r.text.find(' ', from);
+    out.push_back(r.text.substr(from, end == std::string::npos ? std::string::npos : end - from));
+  }
+  return out;
 }
 
 model::RuleDetail rule_detail_for(std::string_view chain) {

@@ -136,7 +136,15 @@ struct NetfilterAnalysis {
   KubeProxyNft kube_proxy_nft;
   // Sets of kube-proxy's ipvs mode in the ipsets section (KUBE-CLUSTER-IP, KUBE-NODE-PORT-TCP, ...).
   std::vector<std::string> kube_proxy_ipvs_ipsets;
+  // Recorded rules with `-m set --match-set NAME` (from their iptables-save text), and
+  // the names they match that the ipsets section does not hold (only when it was read:
+  // without it a name is unresolved, not unknown). A lean load counts only the rules it kept.
+  uint64_t match_set_rules = 0;
+  std::vector<std::string> unknown_match_sets;  // sorted, each once
 };
+
+// The IP set names a rule matches (`--match-set NAME`, from Rule::text), in order.
+std::vector<std::string> match_sets_of(const model::Rule& r);
 
 // ---------------------------------------------------------------- eBPF
 

@@ -1012,7 +1012,7 @@ Snapshot read_snapshot(Input&& input, InputControl& in, Reopen reopen, const std
       std::string list;
       for (size_t i = 0; i < unknown.size() && i < 8; ++i) list += (i ? ", " : "") + unknown[i];
       if (unknown.size() > 8) list += ", ... (" + std::to_string(unknown.size() - 8) + " more)";
-      options.warn(inert(origin + ": schema \"" + s.schema + "\" is newer than this dpscope's \"" + kSchema + "\": " +
+      options.warn(inert(origin + ": schema \"" + s.schema + "\" is newer than this dpscope's \"" + kSchemaV2_1 + "\": " +
                    std::to_string(unknown.size()) + " unknown field" + (unknown.size() == 1 ? "" : "s") +
                    " ignored (" + list + ")"));  // field names come from the file
     }

@@ -26,8 +26,24 @@ std::map<std::string, size_t> nft_chain_counts(const std::string& nft_json) {
   return out;
 }
 
-void expect_same_verdicts(const model::Snapshot& live, const model::Snapshot& imported) {
-  auto a = analysis::analyze(live), b = analysis::analyze(imported);
+// The tools' view of every part, an empty iptables-legacy-save included (tool_view
+// leaves an empty one out, and an import without it cannot rule kube-proxy out).
+model::Snapshot import_every_part(const nf::ToolView& v, const TempDir& dir) {
+  write_text(dir.file("v-nft.txt"), v.nft_save);
+  write_text(dir.file("v-legacy.txt"), v.legacy_save);
+  write_text(dir.file("v-nft.json"), v.nft_json);
+  write_text(dir.file("v-ipset.txt"), v.ipset_save);
+  std::vector<std::string> argv{dpscope_bin(), "import"};
+  if (v.nft_save.find("COMMIT") != std::string::npos) argv.insert(argv.end(), {"--iptables-save", dir.file("v-nft.txt")});
+  argv.insert(argv.end(), {"--iptables-legacy-save", dir.file("v-legacy.txt"), "--nft-json", dir.file("v-nft.json"),
+                           "--ipset-save", dir.file("v-ipset.txt"), "-o", dir.file("v.json")});
+  const auto r = run(argv);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return model::load_snapshot(dir.file("v.json"));
+}
+
+void expect_same_verdicts(const model::Snapshot& live, const nf::ToolView& view, const TempDir& dir) {
+  auto a = analysis::analyze(live), b = analysis::analyze(import_every_part(view, dir));
   EXPECT_EQ(a.mode.id, b.mode.id);
   EXPECT_EQ(a.mode.label, b.mode.label);
   ASSERT_EQ(a.mode.dataplanes.size(), b.mode.dataplanes.size());
@@ -53,7 +69,7 @@ TEST(DataplanesLive, CalicoNftablesDump) {
   ASSERT_TRUE(d) << a.mode.label;
   EXPECT_EQ(d->chains, counts.at("ip calico"));
   EXPECT_NE(a.mode.label.find("Calico nftables dataplane"), std::string::npos) << a.mode.label;
-  expect_same_verdicts(live, view.imported);
+  expect_same_verdicts(live, view, dir);
   const auto r = analysis::check(live, "calico-nftables");
   EXPECT_TRUE(r.ok()) << (r.problems.empty() ? "" : r.problems[0].message);
   // Calico's tables next to kube-proxy's iptables-mode rules: not a kube-proxy-free node.
@@ -83,9 +99,26 @@ TEST(DataplanesLive, AntreaRestoreDump) {
   const auto a = analysis::analyze(live);
   EXPECT_EQ(a.netfilter.families.at("ANTREA").chains, declared);
   EXPECT_EQ(declared, 15u);  // SOURCES.md
+  // Rules matching an IP set resolve to the live sets; iptables-save's count of them is the oracle.
+  size_t set_rules = 0;
+  std::istringstream again(view.nft_save);
+  for (std::string line; std::getline(again, line);) {
+    set_rules += line.rfind("-A ", 0) == 0 && line.find("--match-set ") != std::string::npos ? 1 : 0;
+  }
+  EXPECT_EQ(a.netfilter.match_set_rules, set_rules);
+  EXPECT_GT(set_rules, 5u);
+  EXPECT_TRUE(a.netfilter.unknown_match_sets.empty());
+  auto without = view.imported;  // the same node, its CLUSTER-NODE-IP set left out: that name is marked
+  auto& sets = without.ipsets.sets;
+  sets.erase(std::remove_if(sets.begin(), sets.end(), [](const auto& x) { return x.name == "CLUSTER-NODE-IP"; }), sets.end());
+  const auto b = analysis::analyze(without);
+  EXPECT_EQ(b.netfilter.unknown_match_sets, std::vector<std::string>{"CLUSTER-NODE-IP"});
+  bool marked = false;
+  for (const auto& e : b.mode.evidence) marked = marked || e.find("rules match IP sets that do not exist: CLUSTER-NODE-IP") == 0;
+  EXPECT_TRUE(marked);
   EXPECT_EQ(a.mode.id, "antrea-proxy");
   EXPECT_EQ(a.mode.services_hidden, "services handled by AntreaProxy in OVS; not visible here");
-  expect_same_verdicts(live, view.imported);
+  expect_same_verdicts(live, view, dir);
   EXPECT_TRUE(analysis::check(live, "antrea-proxy").ok());
   const auto free = analysis::check(live, "kube-proxy-free");
   ASSERT_FALSE(free.ok());
@@ -104,7 +137,7 @@ TEST(DataplanesLive, OvnKubernetesNftablesDump) {
   EXPECT_EQ(a.netfilter.families.at("nft-ovn-kubernetes").chains, nft_chain_counts(view.nft_json).at("inet ovn-kubernetes"));
   EXPECT_EQ(a.mode.id, "ovn-kubernetes");
   EXPECT_NE(a.mode.label.find("services handled by OVN load balancers in OVS; not visible here"), std::string::npos);
-  expect_same_verdicts(live, view.imported);
+  expect_same_verdicts(live, view, dir);
   EXPECT_TRUE(analysis::check(live, "ovn-kubernetes").ok());
   EXPECT_EQ(analysis::check(live, "kube-router").problems.back().id, "kube-router-missing");
 }
