@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "analysis/check.h"
+#include "analysis/where.h"
 #include "tests/integration/netfilter_support.h"
 
 namespace dpscope::test {
@@ -102,6 +103,20 @@ TEST(IpsetLive, KubeRouterSetsEqualIpsetSaveAndList) {
   const auto a = analysis::analyze(live);
   EXPECT_EQ(a.mode.id, "kube-router") << a.mode.label;
   EXPECT_TRUE(analysis::check(live, "kube-router").ok());
+  // `where` finds an address in the members: exact, with its port, or inside a prefix.
+  auto sets_of = [&](const std::string& q) {
+    std::set<std::string> out;
+    for (const auto& p : analysis::find_address(live, analysis::parse_address_query(q))) {
+      if (p.dataplane == "ipset") out.insert(p.set + " " + p.detail.substr(0, p.detail.find(' ')));
+    }
+    return out;
+  };
+  EXPECT_EQ(sets_of("10.96.0.1:443"),
+            (std::set<std::string>{"kube-router-svip 10.96.0.1", "kube-router-svip-prt 10.96.0.1,tcp:443"}));
+  EXPECT_EQ(sets_of("10.96.0.1:444"), (std::set<std::string>{"kube-router-svip 10.96.0.1"}));
+  EXPECT_EQ(sets_of("10.242.0.77"), (std::set<std::string>{"kube-router-pod-subnets 10.242.0.0/24"}));
+  EXPECT_EQ(sets_of("10.242.0.5"), (std::set<std::string>{"KUBE-DST-IZ5JGF4W6BKI7CEV 10.242.0.5", "KUBE-DST-P226T6HGLTLDGDLC 10.242.0.5",
+                                                     "kube-router-pod-subnets 10.242.0.0/24"}));
 }
 
 TEST(IpsetLive, NoSetsIsAnEmptySectionNotAnError) {
