@@ -340,7 +340,8 @@ Comparison compare(std::vector<AnalyzedInput> inputs) {
     if (n.mode.id == "kube-proxy-iptables") {
       return Cell::str("linear chain (" + std::to_string(n.netfilter.kube_services_walk) + " rules)");
     }
-    if (n.mode.id == "kube-proxy-ipvs") return Cell::str("ipset + IPVS hash");
+    if (n.mode.id == "kube-proxy-ipvs" || n.mode.id == "kube-router") return Cell::str("ipset + IPVS hash");
+    if (n.mode.id == "antrea-proxy" || n.mode.id == "ovn-kubernetes") return Cell::str("OVS flows (not visible here)");
     if (n.mode.id == "kube-proxy-nftables") return Cell::str("1 nft map lookup");
     if (n.mode.id == "cilium-kpr" || n.mode.id == "calico-ebpf") return Cell::str("1 eBPF hash lookup");
     if (n.mode.id.find("unconfirmed") != std::string::npos) return Cell::str("unknown (see mode evidence)");

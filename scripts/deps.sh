@@ -7,7 +7,7 @@ set -eu
 
 # Compiler, build system and the libraries dpscope links.
 BUILD_PACKAGES="build-essential cmake ninja-build pkg-config
-  libnftnl-dev libmnl-dev libxtables-dev libbpf-dev libelf-dev zlib1g-dev libzstd-dev libcli11-dev nlohmann-json3-dev"
+  libnftnl-dev libmnl-dev libipset-dev libxtables-dev libbpf-dev libelf-dev zlib1g-dev libzstd-dev libcli11-dev nlohmann-json3-dev"
 
 # gtest; clang/llvm for the BPF fixtures and libFuzzer; the standard tools the
 # tests use as oracles; qemu for the kernel matrix; shells and man for the

@@ -77,6 +77,22 @@ void Importer::add_nft_json(const std::string& path) {
   note_input(path);
 }
 
+void Importer::add_ipset_save(const std::string& path) {
+  const std::string text = model::read_file(path);
+  const std::string origin = origin_of(path);
+  if (!text.empty()) check_text(text, origin);  // no sets: ipset save prints nothing
+  model::Ipsets sets = model::parse_ipset_save(text, origin);
+  auto& have = snapshot_.ipsets;
+  for (auto& set : sets.sets) {
+    if (model::find_ipset(have, set.name)) {
+      throw InputError(origin, 0, "set \"" + set.name + "\" is also in an earlier --ipset-save input");
+    }
+    have.sets.push_back(std::move(set));
+  }
+  have.collected = true;
+  note_input(path);
+}
+
 void Importer::add(std::vector<model::Table> tables, const std::string& origin) {
   auto& existing = snapshot_.netfilter.tables;
   for (auto& t : tables) {

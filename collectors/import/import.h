@@ -78,6 +78,8 @@ class Importer {
   void add_iptables_rules_listing(const std::string& path, const std::string& table,
                                   const IptablesTextOptions& options);
   void add_nft_json(const std::string& path);
+  // `ipset save` output: the ipsets section (model/ipset.h). A set name in two inputs is an error.
+  void add_ipset_save(const std::string& path);
 
   // Merges tables read from `origin`. The same table (backend, family, name)
   // from two inputs is an error, with one exception: an iptables-nft table

@@ -342,6 +342,55 @@ std::string element_comment(nftnl_set_elem* e) {
   return chain_udata_comment(ud, len, NFTNL_UDATA_SET_ELEM_COMMENT);
 }
 
+// An interval set (flags interval, one key field) holds each range as its start
+// element and an INTERVAL_END element one past its end; nft prints the pair as
+// one element: "192.168.0.0/16" for an address prefix, "a-b" otherwise, "a" for
+// a range of one. Pairs them the way nft's interval_map_decompose does: sorted
+// by key, each start with the end that follows it (none: up to the top value).
+struct IntervalPart {
+  std::vector<uint8_t> key;
+  bool end = false;
+  model::SetElement element;  // value and comment of a start
+};
+
+std::string render_interval(const std::vector<uint8_t>& lo, std::vector<uint8_t> hi, const SetInfo& info) {
+  const auto& types = info.key_types;
+  const std::string first = render_set_key(lo.data(), lo.size(), types);
+  if (lo == hi) return first;
+  const bool address = types.size() == 1 && (datatype_name(types[0]) == "ipv4_addr" || datatype_name(types[0]) == "ipv6_addr");
+  if (address) {
+    // A prefix: lo has zeros where hi has ones, from some bit on, and equal bits before it.
+    size_t bits = lo.size() * 8, len = bits;
+    auto bit = [](const std::vector<uint8_t>& v, size_t i) { return (v[i / 8] >> (7 - i % 8)) & 1; };
+    while (len > 0 && bit(lo, len - 1) == 0 && bit(hi, len - 1) == 1) --len;
+    bool same = true;
+    for (size_t i = 0; i < len; ++i) same = same && bit(lo, i) == bit(hi, i);
+    if (same) return first + "/" + std::to_string(len);
+  }
+  return first + "-" + render_set_key(hi.data(), hi.size(), types);
+}
+
+std::vector<model::SetElement> pair_intervals(std::vector<IntervalPart> parts, const SetInfo& info) {
+  std::stable_sort(parts.begin(), parts.end(), [](const IntervalPart& x, const IntervalPart& y) { return x.key < y.key; });
+  std::vector<model::SetElement> out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i].end) continue;  // an end without its start: nothing nft would print either
+    std::vector<uint8_t> hi;
+    if (i + 1 < parts.size() && parts[i + 1].end) {
+      hi = parts[i + 1].key;  // one past the range: subtract one
+      for (size_t k = hi.size(); k-- > 0;) {
+        if (hi[k]-- != 0) break;
+      }
+    } else {
+      hi.assign(parts[i].key.size(), 0xff);
+    }
+    model::SetElement el = std::move(parts[i].element);
+    el.key = render_interval(parts[i].key, hi, info);
+    out.push_back(std::move(el));
+  }
+  return out;
+}
+
 int dump_elements(NlSocket& sock, Attempt& a, SetInfo& info) {
   std::unique_ptr<nftnl_set, decltype(&nftnl_set_free)> s(nftnl_set_alloc(), nftnl_set_free);
   nftnl_set_set_str(s.get(), NFTNL_SET_TABLE, info.table_name.c_str());
@@ -360,10 +409,20 @@ int dump_elements(NlSocket& sock, Attempt& a, SetInfo& info) {
   set.element_count = 0;
   std::unique_ptr<nftnl_set_elems_iter, decltype(&nftnl_set_elems_iter_destroy)> it(
       nftnl_set_elems_iter_create(s.get()), nftnl_set_elems_iter_destroy);
+  std::vector<IntervalPart> intervals;
+  bool interval_ends = false;
   for (nftnl_set_elem* e = nftnl_set_elems_iter_next(it.get()); e != nullptr;
        e = nftnl_set_elems_iter_next(it.get())) {
     const uint32_t flags =
         nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_FLAGS) ? nftnl_set_elem_get_u32(e, NFTNL_SET_ELEM_FLAGS) : 0;
+    // One-field interval sets: keep the raw key to pair starts with their ends below.
+    if (info.key_types.size() == 1 && !(flags & NFT_SET_ELEM_CATCHALL) && nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_KEY) &&
+        !nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_KEY_END)) {
+      uint32_t len = 0;
+      const auto* key = static_cast<const uint8_t*>(nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &len));
+      intervals.push_back({std::vector<uint8_t>(key, key + len), (flags & NFT_SET_ELEM_INTERVAL_END) != 0, {}});
+      interval_ends = interval_ends || intervals.back().end;
+    }
     if (flags & NFT_SET_ELEM_INTERVAL_END) continue;  // closing half of an interval: not an element of its own
     model::SetElement el;
     if (flags & NFT_SET_ELEM_CATCHALL) {
@@ -387,8 +446,12 @@ int dump_elements(NlSocket& sock, Attempt& a, SetInfo& info) {
       el.value = render_set_key(data, len, split_key_type(info.data_type));
     }
     el.comment = element_comment(e);
+    if (!intervals.empty() && !intervals.back().end && intervals.back().element.key.empty()) {
+      intervals.back().element = el;
+    }
     set.elements.push_back(std::move(el));
   }
+  if (interval_ends && intervals.size() >= set.elements.size()) set.elements = pair_intervals(std::move(intervals), info);
   set.element_count = set.elements.size();
   set.elements_recorded = true;
   return 0;

@@ -727,6 +727,15 @@ model::Rule decode_nft_rule(const nlmsghdr* nlh, const RuleDecodeOptions& option
   if (options.iptables && decoded) {
     ipt.udata_comment(comment);
     rule.text = ipt.text(str(tb[NFTA_RULE_CHAIN]));
+    // An extension saved under an alias (xt target CT with --notrack is "-j NOTRACK"):
+    // the target is the name iptables-save prints, as the importer reads it.
+    if (rule.verdict_kind == "target") {
+      const size_t j = rule.text.rfind(" -j ");
+      if (j != std::string::npos) {
+        const std::string shown = rule.text.substr(j + 4, rule.text.find(' ', j + 4) - (j + 4));
+        if (!shown.empty() && shown != rule.target) rule.target = shown;
+      }
+    }
   }
   if (!decoded) {
     rule.undecoded = true;

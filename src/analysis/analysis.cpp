@@ -47,13 +47,23 @@ const std::vector<ChainFamily>& chain_families() {
       {"KUBE-KUBELET-CANARY", "KUBE-KUBELET-CANARY", "kubelet", "flush canary"},
       {"KUBE-IPTABLES-HINT", "KUBE-IPTABLES-HINT", "kubelet", "iptables backend hint"},
       {"KUBE-ROUTER", "KUBE-ROUTER-*", "kube-router", "kube-router"},
+      {"KUBE-NWPLCY", "KUBE-NWPLCY-*", "kube-router", "kube-router network policy (one chain per policy)"},
       {"KUBE-other", "KUBE-*", "kubernetes", "other KUBE-* chains"},
+      {"ANTREA", "ANTREA-*", "antrea", "Antrea"},
+      {"OVN-KUBE", "OVN-KUBE-*", "ovn-kubernetes", "OVN-Kubernetes (NodePort / external IP / egress service rules)"},
       {"CILIUM", "CILIUM_*", "cilium", "Cilium"},
       {"OLD_CILIUM", "OLD_CILIUM_*", "cilium", "Cilium chains left from a restart"},
       {"cali", "cali-*", "calico", "Calico"},
       {"FLANNEL", "FLANNEL-*", "flannel", "flannel"},
       {"KIND", "KIND-*", "kind", "kind / kindnet"},
       {"DOCKER", "DOCKER*", "docker", "Docker"},
+      // Native nftables tables count as their project's family (no chain-name pattern:
+      // analyze_netfilter assigns them by table, see nft_table_owner()).
+      {"nft-kube-proxy", "", "kube-proxy", "chains of the nftables tables ip/ip6 kube-proxy"},
+      {"nft-calico", "", "calico", "chains of the nftables tables ip/ip6 calico and arp calico-arp"},
+      {"nft-kube-router", "", "kube-router", "chains of the nftables tables kube-router-filter-ipv4/-ipv6"},
+      {"nft-antrea", "", "antrea", "chains of the nftables tables ip/ip6 antrea"},
+      {"nft-ovn-kubernetes", "", "ovn-kubernetes", "chains of the nftables table inet ovn-kubernetes"},
   };
   return kFamilies;
 }
@@ -61,7 +71,7 @@ const std::vector<ChainFamily>& chain_families() {
 const ChainFamily& family_of(std::string_view chain, bool is_base_chain) {
   if (is_base_chain) return kBuiltin;
   for (const auto& f : chain_families()) {
-    if (matches(f.pattern, chain)) return f;
+    if (!f.pattern.empty() && matches(f.pattern, chain)) return f;
   }
   return kOther;
 }
@@ -239,6 +249,7 @@ NetfilterAnalysis analyze_netfilter(const model::Snapshot& s) {
         }
       }
     }
+    const std::string nft_owner = t.backend == Backend::Nftables ? nft_table_owner(t.family, t.name) : "";
     std::unordered_set<std::string> table_ips;  // 20k services: no linear search per rule
     for (const auto& c : t.chains) {
       ts.rules += c.rule_count;
@@ -256,6 +267,10 @@ NetfilterAnalysis analyze_netfilter(const model::Snapshot& s) {
         if (fam.id == "KUBE-SEP") n.kube_sep_chains += 1;
         if (fam.id == "CILIUM") n.cilium_chains += 1;
         if (fam.id == "cali") n.calico_chains += 1;
+      } else if (!nft_owner.empty()) {
+        auto& fs = n.families["nft-" + nft_owner];
+        fs.chains += 1;
+        fs.rules += c.rule_count;
       }
       if (kube_proxy_nft) {
         n.kube_proxy_nft.rules += c.rule_count;
@@ -340,6 +355,13 @@ const std::vector<OwnerRule>& owner_rules() {
       {"calico", "pin-prefix", "any", "/sys/fs/bpf/calico/"},
       {"calico", "name-prefix", "any", "cali_"},
       {"calico", "name-prefix", "program", "calico_"},
+      // Calico v3.34 felix/bpf/bpfdefs/defs.go: tcx and netkit link pins, connect-time LB pins.
+      {"calico", "pin-prefix", "any", "/sys/fs/bpf/tcx/"},
+      {"calico", "pin-prefix", "any", "/sys/fs/bpf/netkit/"},
+      {"calico", "pin-prefix", "any", "/sys/fs/bpf/ctlb/"},
+      // aws-network-policy-agent v1.4 pkg/utils/utils.go, pkg/ebpf/bpf_client.go (names cut to 15).
+      {"aws-network-policy-agent", "pin-prefix", "any", "/sys/fs/bpf/globals/aws/"},
+      {"aws-network-policy-agent", "name-prefix", "map", "aws_conntrack_m"},
       {"system", "name-prefix", "program", "sd_"},      // systemd: sd_devices, sd_fw_ingress, ...
       {"system", "name-prefix", "map", "sd_"},
       {"system", "pin-prefix", "any", "/sys/fs/bpf/systemd/"},
@@ -540,7 +562,7 @@ std::string plural(uint64_t n, const std::string& one, const std::string& many) 
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
-Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e) {
+Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e, std::vector<Dataplane> dataplanes) {
   Mode m;
   std::vector<std::string> kube_proxy;  // which kube-proxy modes have evidence
   uint64_t ipvs_chains = n.families.count("KUBE-ipvs") ? n.families.at("KUBE-ipvs").chains : 0;
@@ -550,10 +572,19 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e) {
                          plural(n.kube_sep_chains, "KUBE-SEP chain", "KUBE-SEP chains") +
                          " (kube-proxy iptables mode programs one KUBE-SVC per service port with endpoints and one KUBE-SEP per "
                          "(service port, endpoint))");
-  } else if (ipvs_chains > 0) {
+  } else if (ipvs_chains > 0 || !n.kube_proxy_ipvs_ipsets.empty()) {
     kube_proxy.push_back("kube-proxy-ipvs");
-    m.evidence.push_back(plural(ipvs_chains, "ipvs-mode chain", "ipvs-mode chains") +
-                         " (KUBE-LOAD-BALANCER, KUBE-NODE-PORT, ...)");
+    if (ipvs_chains > 0) {
+      m.evidence.push_back(plural(ipvs_chains, "ipvs-mode chain", "ipvs-mode chains") +
+                           " (KUBE-LOAD-BALANCER, KUBE-NODE-PORT, ...)");
+    }
+    if (!n.kube_proxy_ipvs_ipsets.empty()) {
+      std::string names;
+      for (size_t i = 0; i < n.kube_proxy_ipvs_ipsets.size() && i < 4; ++i) names += (i ? ", " : "") + n.kube_proxy_ipvs_ipsets[i];
+      m.evidence.push_back(plural(n.kube_proxy_ipvs_ipsets.size(), "ipvs-mode ipset", "ipvs-mode ipsets") + " (" + names +
+                           (n.kube_proxy_ipvs_ipsets.size() > 4 ? ", ..." : "") + ")");
+    }
+    m.services_hidden = "services handled by kube-proxy in IPVS; not visible here (dpscope does not read IPVS)";
   } else if (n.kube_services_rules > 0) {
     kube_proxy.push_back("kube-proxy-iptables");
     m.evidence.push_back(plural(n.kube_services_rules, "rule", "rules") +
@@ -613,6 +644,13 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e) {
                          plural(o.maps, "Cilium map", "Cilium maps") +
                          (e.service_maps_listed.empty() ? "" : ", service map " + list(e.service_maps_listed) + " listed"));
   }
+  if (!n.unknown_match_sets.empty()) {
+    std::string names;
+    for (size_t i = 0; i < n.unknown_match_sets.size() && i < 4; ++i) names += (i ? ", " : "") + n.unknown_match_sets[i];
+    m.evidence.push_back("rules match IP sets that do not exist: " + names +
+                         (n.unknown_match_sets.size() > 4 ? ", ..." : "") + " (a rule cannot load without its set: "
+                         "the ipsets section and the rules were read at different times, or an import mixes nodes)");
+  }
   // What could not be seen, so no conclusion rests on it.
   if (!n.availability.usable()) {
     m.evidence.push_back("not seen: netfilter " + n.availability.gap() + ": kube-proxy's rules are not ruled out");
@@ -626,6 +664,15 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e) {
     m.evidence.push_back("not seen: the eBPF service maps' entries " + e.services_av.gap());
   }
 
+  // The other dataplanes' evidence, each under its name.
+  const Dataplane* hidden = nullptr;  // the first that serves Services dpscope cannot see
+  for (const auto& d : dataplanes) {
+    for (const auto& ev : d.evidence) m.evidence.push_back(d.label + ": " + ev);
+    if (!d.services_hidden.empty()) {
+      m.evidence.push_back(d.label + ": " + d.services_hidden);
+      if (!hidden) hidden = &d;
+    }
+  }
   bool cilium_kpr = cilium_lb || cilium_sock || (n.cilium_chains > 0 && !e.availability.usable());
   bool calico_ebpf = calico_lb;
   if (kube_proxy.size() > 1) {
@@ -663,6 +710,16 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e) {
   } else if (cilium_unread) {
     m.id = "cilium-unconfirmed";
     m.label = "Cilium eBPF (service map entries not read)";
+  } else if (hidden) {
+    // Its Services are programmed where dpscope cannot read: say so, never "none".
+    m.id = hidden->id == "antrea" ? "antrea-proxy" : hidden->id;
+    m.label = hidden->label + " (" + hidden->services_hidden + ")";
+    m.services_hidden = hidden->services_hidden;
+    if (!n.availability.whole()) {
+      m.id += "-unconfirmed";
+      m.label += std::string(n.availability.usable() ? " (netfilter not fully seen" : " (netfilter not seen") +
+                 ": kube-proxy not ruled out)";
+    }
   } else if (n.availability.whole() && e.availability.complete()) {
     m.id = "none";
     m.label = "no service dataplane found";
@@ -675,6 +732,15 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e) {
     m.id = "unknown";
     m.label = "unknown (netfilter and eBPF not collected)";
   }
+  // The dataplanes beside the service proxy, in the label ("kube-proxy (nftables) +
+  // Calico nftables dataplane"); Calico markers alone say nothing about a mode.
+  for (const auto& d : dataplanes) {
+    if (hidden && &d == hidden && m.id.rfind(d.id == "antrea" ? "antrea-proxy" : d.id, 0) == 0) continue;
+    if (d.id == "calico") continue;
+    m.label += " + " + d.label;
+  }
+  if (m.services_hidden.empty() && hidden) m.services_hidden = hidden->services_hidden;
+  m.dataplanes = std::move(dataplanes);
   return m;
 }
 
@@ -686,9 +752,33 @@ NodeAnalysis analyze(const model::Snapshot& s) {
   a.kernel = s.node.kernel;
   a.source = s.node.source;
   a.netfilter = analyze_netfilter(s);
+  std::set<std::string> unknown;
+  for (const auto& t : s.netfilter.tables) {
+    for (const auto& c : t.chains) {
+      for (const auto& r : c.rules) {
+        const auto sets = match_sets_of(r);
+        if (sets.empty()) continue;
+        a.netfilter.match_set_rules += 1;
+        for (const auto& name : sets) {
+          if (s.ipsets.collected && !model::find_ipset(s.ipsets, name)) unknown.insert(name);
+        }
+      }
+    }
+  }
+  a.netfilter.unknown_match_sets.assign(unknown.begin(), unknown.end());
+  // kubernetes pkg/proxy/ipvs/ipset.go: the sets kube-proxy's ipvs mode matches in its rules.
+  for (const auto& set : s.ipsets.sets) {
+    for (std::string_view p : {"KUBE-CLUSTER-IP", "KUBE-LOOP-BACK", "KUBE-EXTERNAL-IP", "KUBE-LOAD-BALANCER",
+                               "KUBE-NODE-PORT-", "KUBE-HEALTH-CHECK-NODE-PORT", "KUBE-IPVS-IPS"}) {
+      if (starts_with(set.name, p)) {
+        a.netfilter.kube_proxy_ipvs_ipsets.push_back(set.name);
+        break;
+      }
+    }
+  }
   a.ebpf = analyze_ebpf(s);
   a.agents = analyze_agents(s, a.ebpf, availability_of(s, "agents", s.agents.collected));
-  a.mode = decide_mode(a.netfilter, a.ebpf);
+  a.mode = decide_mode(a.netfilter, a.ebpf, detect_dataplanes(s));
   return a;
 }
 
@@ -696,6 +786,17 @@ model::RuleDetail analyze_rule_detail(std::string_view chain) {
   // The service frontends of both chains (and their no-endpoint REJECTs).
   return chain == "KUBE-SERVICES" || chain == "KUBE-EXTERNAL-SERVICES" ? model::RuleDetail::Full
                                                                       : model::RuleDetail::None;
+}
+
+std::vector<std::string> match_sets_of(const model::Rule& r) {
+  std::vector<std::string> out;
+  const std::string_view key = "--match-set ";
+  for (size_t at = r.text.find(key); at != std::string::npos; at = r.text.find(key, at + key.size())) {
+    const size_t from = at + key.size();
+    const size_t end = r.text.find(' ', from);
+    out.push_back(r.text.substr(from, end == std::string::npos ? std::string::npos : end - from));
+  }
+  return out;
 }
 
 model::RuleDetail rule_detail_for(std::string_view chain) {

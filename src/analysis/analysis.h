@@ -13,6 +13,7 @@
 #include "model/json.h"
 #include "model/snapshot.h"
 #include "analysis/agents.h"
+#include "analysis/fingerprints.h"
 
 namespace dpscope::analysis {
 
@@ -135,7 +136,9 @@ struct NetfilterAnalysis {
   uint64_t iptables_nft_rules = 0;   // iptables-nft only
   uint64_t chains = 0;
   std::vector<TableStats> tables;    // snapshot order (canonical)
-  std::map<std::string, FamilyStats> families;  // by ChainFamily::id, chains counted once per table
+  // By ChainFamily::id, chains counted once per table; a native nftables table
+  // a project is known to create counts as that project's family ("nft-calico").
+  std::map<std::string, FamilyStats> families;
   uint64_t kube_chains = 0;          // chains named KUBE-*
   uint64_t kube_proxy_chains = 0;    // KUBE-* chains whose family is owned by kube-proxy
   uint64_t kubelet_chains = 0;       // KUBE-FIREWALL, KUBE-KUBELET-CANARY, KUBE-IPTABLES-HINT
@@ -158,7 +161,17 @@ struct NetfilterAnalysis {
   uint64_t service_frontends = 0;
   uint64_t service_frontends_without_endpoints = 0;  // only a REJECT / DROP, no nat jump
   KubeProxyNft kube_proxy_nft;
+  // Sets of kube-proxy's ipvs mode in the ipsets section (KUBE-CLUSTER-IP, KUBE-NODE-PORT-TCP, ...).
+  std::vector<std::string> kube_proxy_ipvs_ipsets;
+  // Recorded rules with `-m set --match-set NAME` (from their iptables-save text), and
+  // the names they match that the ipsets section does not hold (only when it was read:
+  // without it a name is unresolved, not unknown). A lean load counts only the rules it kept.
+  uint64_t match_set_rules = 0;
+  std::vector<std::string> unknown_match_sets;  // sorted, each once
 };
+
+// The IP set names a rule matches (`--match-set NAME`, from Rule::text), in order.
+std::vector<std::string> match_sets_of(const model::Rule& r);
 
 // ---------------------------------------------------------------- eBPF
 
@@ -252,10 +265,17 @@ struct EbpfAnalysis {
 
 struct Mode {
   // "kube-proxy-iptables", "kube-proxy-ipvs", "kube-proxy-nftables",
-  // "cilium-kpr", "calico-ebpf", "none", "mixed", "unknown"
+  // "cilium-kpr", "calico-ebpf", "kube-router", "antrea-proxy", "ovn-kubernetes"
+  // (the last three serve Services where dpscope cannot read), "none", "mixed", "unknown"
   std::string id;
   std::string label;                   // "kube-proxy (iptables)", "Cilium kube-proxy replacement", ...
   std::vector<std::string> evidence;   // plain sentences
+  // Other dataplanes found (fingerprints.h): CNI / policy dataplanes beside the
+  // service proxy, or the proxy itself when it is one dpscope cannot read.
+  std::vector<Dataplane> dataplanes;
+  // "services handled by X in OVS; not visible here" when the node's Services
+  // are programmed where this snapshot cannot show them ("" otherwise).
+  std::string services_hidden;
 };
 
 // ---------------------------------------------------------------- node

@@ -113,10 +113,72 @@ std::string describe(const BackendLeftovers& b, bool service_ips_visible) {
   return out;
 }
 
+// kube-proxy gone: none of its iptables rules, chains or nftables table left.
+void no_kube_proxy(const model::Snapshot& s, const NetfilterAnalysis& n, bool stale_iptables,
+                   const std::string& iptables_objects, bool nf_complete, CheckResult& r) {
+  if (stale_iptables) {
+    r.problems.push_back({"stale-kube-proxy-iptables", "kube-proxy iptables rules are still installed: " +
+                                                           iptables_objects});
+  } else if (nf_complete) {
+    r.passed.push_back("no KUBE-SVC, KUBE-SEP or KUBE-SERVICES rules");
+  }
+  auto chains = kube_proxy_chain_names(s);
+  if (!chains.empty() && !stale_iptables) {
+    r.problems.push_back({"stale-kube-proxy-chains", count(chains.size(), "kube-proxy chain is", "kube-proxy chains are") +
+                                                         " left (empty ones included): " + join(chains)});
+  }
+  if (n.kube_proxy_nft.present) {
+    r.problems.push_back({"orphan-kube-proxy-nft-table", "nftables table " + join(n.kube_proxy_nft.tables) +
+                                                             " is left with " +
+                                                             count(n.kube_proxy_nft.services, "service-ips element",
+                                                                   "service-ips elements")});
+  }
+}
+
+uint64_t lb_frontends(const EbpfAnalysis& e, std::string_view dataplane) {
+  const LbSummary* l = e.lb_of(dataplane);
+  return l ? l->frontends : 0;
+}
+
+// The replacement's eBPF service map: read in full, decoded, with frontends of `dataplane`.
+void need_lb(const NodeAnalysis& a, const std::string& dataplane, const std::string& label, CheckResult& r) {
+  need_section(a.ebpf.services_av, "the eBPF service maps' entries", label + "'s service map", r);
+  if (!a.ebpf.services_av.complete()) return;
+  const LbSummary* l = a.ebpf.lb_of(dataplane);
+  if (l && !l->decoded) {
+    r.problems.push_back({"section-incomplete", label + "'s service map was found but not decoded (" + l->note +
+                                                    "), so its frontends cannot be checked"});
+  } else if (lb_frontends(a.ebpf, dataplane) == 0) {
+    r.problems.push_back({(dataplane == "calico" ? "calico-ebpf" : dataplane) + "-missing", "no " + label + " service map with frontends: " + label +
+                                                                   " does not serve Services on this node (detected: " +
+                                                                   a.mode.label + ")"});
+  } else {
+    r.passed.push_back(count(lb_frontends(a.ebpf, dataplane), "frontend", "frontends") + " in " + label +
+                       "'s service map");
+  }
+}
+
+// A dataplane that serves Services where dpscope cannot read (OVS, IPVS): found
+// by its fingerprints; its Services themselves are not checked, and the result says so.
+void need_dataplane(const NodeAnalysis& a, const std::string& id, const std::string& missing, bool complete,
+                    CheckResult& r) {
+  const Dataplane* d = find_dataplane(a.mode.dataplanes, id);
+  if (d && (id != "kube-router" || d->serves_services)) {
+    std::string ev;
+    for (size_t i = 0; i < d->evidence.size() && i < 3; ++i) ev += (i ? "; " : "") + d->evidence[i];
+    r.passed.push_back(d->label + " found: " + ev);
+    if (!d->services_hidden.empty()) r.passed.push_back(d->services_hidden + ": its Services are not checked");
+  } else if (complete) {
+    r.problems.push_back({id + "-missing", missing + (d ? "" : " (detected: " + a.mode.label + ")")});
+  }
+}
+
 }  // namespace
 
 const std::vector<std::string>& check_expectations() {
-  static const std::vector<std::string> kExpect = {"kube-proxy-free", "kube-proxy-iptables", "kube-proxy-nftables"};
+  static const std::vector<std::string> kExpect = {
+      "kube-proxy-free", "kube-proxy-iptables", "kube-proxy-nftables", "kube-proxy-ipvs", "kube-router",
+      "calico-ebpf",     "calico-nftables",     "cilium",              "antrea-proxy",    "ovn-kubernetes"};
   return kExpect;
 }
 
@@ -137,8 +199,9 @@ std::vector<std::string> double_programmed(const model::Snapshot& s) {
 CheckResult check(const model::Snapshot& s, const std::string& expect) {
   const auto& known = check_expectations();
   if (std::find(known.begin(), known.end(), expect) == known.end()) {
-    throw std::invalid_argument("unknown expectation '" + expect + "' (kube-proxy-free, kube-proxy-iptables, "
-                                "kube-proxy-nftables)");
+    std::string list;
+    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+    throw std::invalid_argument("unknown expectation '" + expect + "' (" + list + ")");
   }
   CheckResult r;
   r.expect = expect;
@@ -181,23 +244,93 @@ CheckResult check(const model::Snapshot& s, const std::string& expect) {
     iptables_objects += (iptables_objects.empty() ? "" : "; ") + describe(b, n.service_ips_visible());
   }
 
-  if (expect == "kube-proxy-free") {
-    if (stale_iptables) {
-      r.problems.push_back({"stale-kube-proxy-iptables", "kube-proxy iptables rules are still installed: " +
-                                                             iptables_objects});
-    } else if (nf_complete) {
-      r.passed.push_back("no KUBE-SVC, KUBE-SEP or KUBE-SERVICES rules");
+  const uint64_t ipvs_chains = n.families.count("KUBE-ipvs") ? n.families.at("KUBE-ipvs").chains : 0;
+  if (expect == "kube-proxy-ipvs") {
+    if (nf_complete && ipvs_chains == 0) {
+      r.problems.push_back({"kube-proxy-missing", "no chain of kube-proxy's ipvs mode (KUBE-LOAD-BALANCER, KUBE-NODE-PORT, "
+                                                  "KUBE-IPVS-FILTER, ...): kube-proxy does not run in ipvs mode"});
+    } else if (ipvs_chains > 0) {
+      r.passed.push_back(count(ipvs_chains, "chain", "chains") + " of kube-proxy's ipvs mode");
+      r.passed.push_back("services handled by kube-proxy in IPVS; not visible here: the virtual servers are not checked");
     }
-    auto chains = kube_proxy_chain_names(s);
-    if (!chains.empty() && !stale_iptables) {
-      r.problems.push_back({"stale-kube-proxy-chains", count(chains.size(), "kube-proxy chain is", "kube-proxy chains are") +
-                                                           " left (empty ones included): " + join(chains)});
+    if (n.kube_svc_chains + n.kube_sep_chains > 0) {
+      r.problems.push_back({"stale-kube-proxy-iptables", "chains of kube-proxy's iptables mode are left: " +
+                                                             iptables_objects});
     }
     if (n.kube_proxy_nft.present) {
       r.problems.push_back({"orphan-kube-proxy-nft-table", "nftables table " + join(n.kube_proxy_nft.tables) +
-                                                               " is left with " +
-                                                               count(n.kube_proxy_nft.services, "service-ips element",
-                                                                     "service-ips elements")});
+                                                               " exists next to the ipvs mode"});
+    }
+    return r;
+  }
+  if (expect == "kube-router" || expect == "antrea-proxy" || expect == "ovn-kubernetes") {
+    // Replacements whose Services dpscope cannot read: the gate checks that the
+    // replacement is there and that kube-proxy is gone.
+    no_kube_proxy(s, n, stale_iptables, iptables_objects, nf_complete, r);
+    if (expect == "kube-router") {
+      need_dataplane(a, "kube-router",
+                     "no kube-router service proxy chain (KUBE-ROUTER-SERVICES, KUBE-ROUTER-HAIRPIN): nothing "
+                     "replaces kube-proxy on this node",
+                     nf_complete, r);
+    } else if (expect == "antrea-proxy") {
+      need_dataplane(a, "antrea", "no Antrea chain (ANTREA-*) or nftables table ip/ip6 antrea: Antrea does not run here",
+                     nf_complete && n.native.whole(), r);
+    } else {
+      need_dataplane(a, "ovn-kubernetes",
+                     "no OVN-Kubernetes chain (OVN-KUBE-*) or nftables table inet ovn-kubernetes: OVN-Kubernetes "
+                     "does not run here",
+                     nf_complete && n.native.whole(), r);
+    }
+    return r;
+  }
+  if (expect == "cilium" || expect == "calico-ebpf") {
+    no_kube_proxy(s, n, stale_iptables, iptables_objects, nf_complete, r);
+    if (expect == "cilium") {
+      need_lb(a, "cilium", "Cilium", r);
+    } else {
+      need_lb(a, "calico", "Calico eBPF", r);
+    }
+    return r;
+  }
+  if (expect == "calico-nftables") {
+    need_section(n.native, "native nftables", "Calico's nftables tables", r);
+    const Dataplane* nft = find_dataplane(a.mode.dataplanes, "calico-nftables");
+    if (nft) {
+      r.passed.push_back(nft->label + ": " + join(nft->evidence, 3));
+    } else if (n.native.whole()) {
+      r.problems.push_back({"calico-nftables-missing",
+                            "no nftables table ip/ip6 calico with chains: Calico does not run its nftables dataplane" +
+                                std::string(n.calico_chains > 0 ? " (" + count(n.calico_chains, "cali-* iptables chain",
+                                                                                "cali-* iptables chains") +
+                                                                      ": its iptables dataplane)"
+                                                                : "")});
+    }
+    if (n.calico_chains > 0 && nft) {
+      r.problems.push_back({"calico-iptables-left", count(n.calico_chains, "cali-* chain", "cali-* chains") +
+                                                        " of Calico's iptables dataplane are left next to its "
+                                                        "nftables tables"});
+    }
+    if (lb_frontends(a.ebpf, "calico") > 0) {
+      r.problems.push_back({"calico-ebpf-active", "Calico's eBPF NAT map holds " +
+                                                      count(lb_frontends(a.ebpf, "calico"), "frontend", "frontends") +
+                                                      ": its eBPF dataplane, not nftables"});
+    }
+    return r;
+  }
+
+  if (expect == "kube-proxy-free") {
+    no_kube_proxy(s, n, stale_iptables, iptables_objects, nf_complete, r);
+    uint64_t any_frontends = 0;
+    for (const auto& l : a.ebpf.lb) any_frontends += l.frontends;
+    if (any_frontends == 0 && !a.mode.services_hidden.empty()) {
+      // The replacement is one whose Services live where dpscope cannot read.
+      r.problems.push_back({"replacement-not-visible", a.mode.services_hidden +
+                                                           ", so the replacement cannot be checked" +
+                                                           (a.mode.id.rfind("kube-proxy", 0) == 0
+                                                                ? std::string()
+                                                                : " (use --expect " +
+                                                                      a.mode.id.substr(0, a.mode.id.find("-unconfirmed")) + ")")});
+      return r;
     }
     need_section(a.ebpf.services_av, "the eBPF service maps' entries", "the replacement's service map", r);
     if (a.ebpf.services_av.complete()) {

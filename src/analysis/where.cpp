@@ -11,6 +11,29 @@ namespace dpscope::analysis {
 
 namespace {
 
+// `address` equals `member`, or lies in the prefix `member` ("10.0.0.0/24", "fd00::/64").
+bool address_in(const std::string& member, const std::string& address) {
+  const size_t slash = member.find('/');
+  if (slash == std::string::npos) return member == address;
+  const bool v6 = address.find(':') != std::string::npos;
+  unsigned char a[16], b[16];
+  if (inet_pton(v6 ? AF_INET6 : AF_INET, address.c_str(), a) != 1) return false;
+  if (inet_pton(v6 ? AF_INET6 : AF_INET, member.substr(0, slash).c_str(), b) != 1) return false;
+  const std::string len_text = member.substr(slash + 1);
+  if (len_text.empty() || len_text.size() > 3 || len_text.find_first_not_of("0123456789") != std::string::npos) return false;
+  const unsigned len = static_cast<unsigned>(std::stoul(len_text));
+  if (len > (v6 ? 128u : 32u)) return false;
+  for (unsigned bit = 0; bit < len; ++bit) {
+    const unsigned mask = 0x80u >> (bit % 8);
+    if ((a[bit / 8] & mask) != (b[bit / 8] & mask)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+namespace {
+
 bool valid_ip(const std::string& s) {
   unsigned char buf[16];
   return inet_pton(AF_INET, s.c_str(), buf) == 1 || inet_pton(AF_INET6, s.c_str(), buf) == 1;
@@ -119,6 +142,28 @@ std::vector<Place> find_address(const model::Snapshot& s, const AddressQuery& q)
       }
     }
   }
+  // IP set members: "10.96.0.1", "10.96.0.1,tcp:443", a prefix holding the address ("10.0.0.0/24").
+  for (const auto& set : s.ipsets.sets) {
+    for (const auto& m : set.members) {
+      std::vector<std::string> fields;
+      for (size_t p = 0; p <= m.entry.size();) {
+        const size_t d = m.entry.find(',', p);
+        fields.push_back(m.entry.substr(p, d == std::string::npos ? std::string::npos : d - p));
+        if (d == std::string::npos) break;
+        p = d + 1;
+      }
+      if (fields.empty() || !address_in(fields.front(), q.address)) continue;
+      bool port_ok = true;
+      for (size_t i = 1; i < fields.size() && q.port; ++i) {
+        const size_t colon = fields[i].find(':');
+        if (colon != std::string::npos && fields[i].substr(colon + 1) != std::to_string(*q.port)) port_ok = false;
+      }
+      if (!port_ok) continue;
+      Place p{"ipset", "ipset " + set.name + " (" + set.type + ")", "member",
+              m.entry + (m.options.empty() ? "" : " " + m.options), {}, {}, 0, set.name};
+      out.push_back(std::move(p));
+    }
+  }
   for (const auto& svc : s.ebpf.services) {
     for (const auto& f : svc.frontends) {
       if (f.address != q.address || (q.port && f.port != *q.port)) continue;
@@ -148,6 +193,8 @@ std::vector<std::string> not_searched(const model::Snapshot& s) {
   };
   section(a.netfilter.availability, "netfilter");
   section(a.ebpf.services_av, "eBPF service maps");
+  // IP sets: only when they were tried and could not be read (older snapshots have no such section).
+  if (const auto ip = availability_of(s, "ipsets", s.ipsets.collected); ip.unavailable) section(ip, "ipsets");
   for (const auto& t : s.netfilter.tables) {
     uint64_t hidden_chains = 0, hidden_rules = 0;
     for (const auto& c : t.chains) {

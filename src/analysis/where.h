@@ -20,7 +20,7 @@ struct AddressQuery {
 AddressQuery parse_address_query(const std::string& text);
 
 struct Place {
-  std::string dataplane;   // "iptables-nft", "iptables-legacy", "nftables", "cilium", "calico"
+  std::string dataplane;   // "iptables-nft", "iptables-legacy", "nftables", "cilium", "calico", "ipset"
   std::string where;       // "ip nat KUBE-SERVICES #3", "map service-ips", "frontend", "backend"
   std::string field;       // "destination", "source", "DNAT target", "map key", "map value", "set element", "frontend", "backend"
   std::string detail;      // the rule / element / entry in short

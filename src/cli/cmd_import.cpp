@@ -91,6 +91,8 @@ void add_import(CLI::App* sub, Runner& run, CLI::App&) {
        listing("ip6", "--ip6tables-S"), {}},
       {"--nft-json", "`nft -j list ruleset` output", "FILE",
        [](importer::Importer& im, const std::string& path) { im.add_nft_json(path); }, {}},
+      {"--ipset-save", "`ipset save` output (in the node's netns)", "FILE",
+       [](importer::Importer& im, const std::string& path) { im.add_ipset_save(path); }, {}},
       {"--bpftool-prog", "`bpftool -j [-f] prog show` output", "FILE",
        [bpftool](importer::Importer&, const std::string& path) { bpftool->add_progs(path); }, {}},
       {"--bpftool-map", "`bpftool -j [-f] map show` output", "FILE",

@@ -19,6 +19,7 @@
 #include "cli/phase_timer.h"
 #include "cli/progress.h"
 #include "collectors/bpf/bpf.h"
+#include "collectors/netfilter/ipset.h"
 #include "collectors/netfilter/netfilter.h"
 #include "collectors/proc/proc.h"
 #include "model/json.h"
@@ -193,6 +194,8 @@ int run_snapshot(const SnapshotSettings& settings) {
   Progress progress(!settings.quiet && !settings.no_progress);
   progress.phase("reading netfilter" + (settings.netns.empty() ? "" : " in netns " + netns_label(settings.netns)));
   netfilter::collect(snapshot, nf);
+  progress.phase("reading ipsets");
+  netfilter::collect_ipsets(snapshot, nf.netns);
   phase("netfilter");
   if (!settings.no_ebpf) {
     progress.phase("reading eBPF");

@@ -58,8 +58,19 @@ std::string option_items(const std::vector<OptionDoc>& options) {
   for (const auto& o : options) {
     s << ".TP\n";
     for (size_t i = 0; i < o.flags.size(); ++i) s << (i ? ", " : "") << "\\fB" << roff(o.flags[i]) << "\\fR";
-    if (!o.value.empty()) s << " \\fI" << roff(o.value) << "\\fR";
-    s << "\n" << roff(o.help) << "\n";
+    // A .TP tag does not wrap: a long choice list goes into the paragraph instead.
+    const bool long_choices = !o.choices.empty() && o.value.size() > 40;
+    if (long_choices) {
+      s << " \\fIVALUE\\fR";
+    } else if (!o.value.empty()) {
+      s << " \\fI" << roff(o.value) << "\\fR";
+    }
+    s << "\n" << roff(o.help);
+    if (long_choices) {
+      s << "; \\fIVALUE\\fR is one of";
+      for (size_t i = 0; i < o.choices.size(); ++i) s << (i ? ", " : " ") << roff(o.choices[i]);
+    }
+    s << "\n";
   }
   return s.str();
 }

@@ -540,7 +540,8 @@ json to_json(const Snapshot& s) {
   for (const auto& u : s.unavailable) {
     unavailable.push_back({{"section", u.section}, {"reason", u.reason}, {"errno", u.error}, {"hint", u.hint}});
   }
-  json j = {{"schema", s.schema},
+  const bool v2_1 = s.ipsets.collected && (s.schema == kSchema || s.schema == kSchemaV2_1);
+  json j = {{"schema", v2_1 ? std::string(kSchemaV2_1) : s.schema},
             {"node", std::move(node)},
             {"netfilter",
              {{"collected", s.netfilter.collected}, {"collection", std::move(collection)}, {"tables", std::move(tables)}}},
@@ -549,6 +550,7 @@ json to_json(const Snapshot& s) {
   // Optional section: absent when not collected, so imports and snapshots
   // from before it keep their exact form.
   if (s.agents.collected) j["agents"] = agents_to_json(s.agents);
+  if (s.ipsets.collected) j["ipsets"] = ipsets_to_json(s.ipsets);
   return j;
 }
 
@@ -610,6 +612,7 @@ Snapshot from_json(const json& j, const std::string& origin) {
     }
     if (r.has("ebpf")) s.ebpf = read_ebpf(r.at("ebpf"));
     if (r.has("agents")) s.agents = agents_from_json(r.at("agents").raw(), "/agents");
+    if (r.has("ipsets")) s.ipsets = ipsets_from_json(r.at("ipsets").raw(), "/ipsets");
     if (r.has("unavailable")) {
       for (const auto& u : r.at("unavailable").items()) {
         s.unavailable.push_back({u.at("section").str(), u.str_or("reason"), u.num_or<int>("errno", 0), u.str_or("hint")});

@@ -13,6 +13,7 @@
 
 #include "model/agents.h"
 #include "model/heap_optional.h"
+#include "model/ipset.h"
 
 namespace dpscope::model {
 
@@ -22,6 +23,9 @@ inline constexpr int kSchemaMajor = 2;
 // with its text absent.
 inline constexpr int kSchemaOldestMajor = 1;
 inline constexpr const char* kSchemaV1 = "dpscope.snapshot/v1";
+// v2.1 adds the optional "ipsets" section. A snapshot is written as v2.1 only
+// when it holds one, so files without it stay byte-identical v2 files.
+inline constexpr const char* kSchemaV2_1 = "dpscope.snapshot/v2.1";
 
 // ---------------------------------------------------------------- node
 
@@ -291,6 +295,7 @@ struct Snapshot {
   Netfilter netfilter;
   Ebpf ebpf;
   Agents agents;   // model/agents.h; absent from snapshots written before it
+  Ipsets ipsets;   // model/ipset.h; absent when not read (v2.1)
   std::vector<Unavailable> unavailable;
   bool operator==(const Snapshot&) const = default;
 };

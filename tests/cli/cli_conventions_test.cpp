@@ -198,7 +198,7 @@ TEST(Completion, BashCompletesCommandsFlagsValuesAndFiles) {
   EXPECT_FALSE(flags.count("--expect")) << "check's flag, not compare's";
   EXPECT_EQ(bash_complete(f, {"dpscope", "check", "--format", ""}),
             (std::set<std::string>{"text", "markdown", "json", "csv"}));
-  EXPECT_EQ(bash_complete(f, {"dpscope", "check", "--expect", "kube-proxy-i"}),
+  EXPECT_EQ(bash_complete(f, {"dpscope", "check", "--expect", "kube-proxy-ipt"}),
             (std::set<std::string>{"kube-proxy-iptables"}));
   EXPECT_EQ(bash_complete(f, {"dpscope", "compare", "--color", "=", "al"}), (std::set<std::string>{"always"}));
   EXPECT_EQ(bash_complete(f, {"dpscope", "completion", ""}), (std::set<std::string>{"bash", "zsh", "fish"}));

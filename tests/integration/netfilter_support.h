@@ -33,7 +33,7 @@ inline model::Snapshot live_snapshot(const Netns& ns, const TempDir& dir, const 
 
 // The standard tools' view of the namespace, as text files, and its import.
 struct ToolView {
-  std::string nft_save, legacy_save, nft6_save, legacy6_save, nft_json;
+  std::string nft_save, legacy_save, nft6_save, legacy6_save, nft_json, ipset_save;
   model::Snapshot imported;
 };
 
@@ -44,6 +44,7 @@ inline ToolView tool_view(const Netns& ns, const TempDir& dir) {
   v.nft6_save = ns.sh("ip6tables-nft-save");
   v.legacy6_save = ns.sh("ip6tables-legacy-save");
   v.nft_json = ns.sh("nft -j list ruleset");
+  v.ipset_save = ns.sh("ipset save");
   std::vector<std::string> argv = {dpscope_bin(), "import"};
   auto add = [&](const std::string& option, const std::string& name, const std::string& text) {
     if (text.find("COMMIT") == std::string::npos && option != "--nft-json") return;  // nothing of that kind
@@ -56,6 +57,8 @@ inline ToolView tool_view(const Netns& ns, const TempDir& dir) {
   add("--ip6tables-save", "nft6.txt", v.nft6_save);
   add("--ip6tables-legacy-save", "legacy6.txt", v.legacy6_save);
   add("--nft-json", "nft.json", v.nft_json);
+  write_text(dir.file("ipset.txt"), v.ipset_save);  // empty when there are none: still a (complete) section
+  argv.insert(argv.end(), {"--ipset-save", dir.file("ipset.txt")});
   argv.push_back("-o");
   argv.push_back(dir.file("import.json"));
   const RunResult r = run(argv);

@@ -1,5 +1,6 @@
 // Read-only, proved (issue 18): `dpscope snapshot` of a namespace holding
-// iptables-nft, iptables-legacy, native nftables with a set, an ipset and
+// iptables-nft, iptables-legacy, native nftables with a set, an ipset (read through
+// ipset's own netlink commands: only PROTOCOL/SAVE/LIST/HEADER/TYPE) and
 // Cilium-layout BPF maps, run under strace. It fails on any netlink message
 // that is not a GET/dump (no NEW/DEL/RESET, no batch), any *_SO_SET_*
 // socket option (iptables, ip6tables, arptables, IPVS) and any bpf() command
@@ -71,7 +72,7 @@ TEST_F(ReadOnlyAudit, SnapshotSendsOnlyReads) {
                            "-e", "verbose=all", "-s", "64", dpscope_bin(), "snapshot", "-q", "-o", dir.file("s.json")}));
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.err;
   std::istringstream lines(read_text(trace));
-  std::set<std::string> bpf_commands, nl_types;
+  std::set<std::string> bpf_commands, nl_types, ipset_commands;
   size_t netlink_messages = 0, bpf_calls = 0;
   const std::regex bpf_cmd("bpf\\((BPF_[A-Z_]+)");
   const std::regex nl_type("nlmsg_type=([A-Za-z0-9_<|>]+)");
@@ -97,12 +98,23 @@ TEST_F(ReadOnlyAudit, SnapshotSendsOnlyReads) {
       for (const char* bad : {"NEW", "DEL", "RESET", "BATCH"}) {
         EXPECT_EQ(type.find(bad), std::string::npos) << "a netlink message that is not a read: " << line.substr(0, 300);
       }
-      // Every request is a GET (a dump or one object).
+      // ipset's netlink commands are named by verb: only its queries and dumps
+      // (the kernel's ip_set_core handles these without changing a set).
+      if (type.rfind("NFNL_SUBSYS_IPSET<<8|", 0) == 0) {
+        const std::string cmd = type.substr(type.find('|') + 1);
+        ipset_commands.insert(cmd);
+        EXPECT_TRUE(cmd == "IPSET_CMD_PROTOCOL" || cmd == "IPSET_CMD_SAVE" || cmd == "IPSET_CMD_LIST" ||
+                    cmd == "IPSET_CMD_HEADER" || cmd == "IPSET_CMD_TYPE")
+            << "an ipset command that is not a read: " << line.substr(0, 300);
+        continue;
+      }
+      // Every other request is a GET (a dump or one object).
       EXPECT_NE(type.find("GET"), std::string::npos) << line.substr(0, 300);
     }
   }
   // The audit saw the collectors work (it could not pass on a trace of nothing).
   EXPECT_GT(netlink_messages, 3u);
+  EXPECT_TRUE(ipset_commands.count("IPSET_CMD_SAVE")) << "the ipset dump was not seen";
   EXPECT_GT(bpf_calls, 10u);
   EXPECT_TRUE(bpf_commands.count("BPF_MAP_GET_NEXT_ID")) << testing::PrintToString(bpf_commands);
   std::string types;

@@ -1,0 +1,126 @@
+#include "collectors/netfilter/ipset.h"
+
+extern "C" {
+#include <libipset/ipset.h>
+#include <libipset/session.h>
+#include <libipset/types.h>
+}
+
+#include <sched.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "collectors/netfilter/netfilter.h"
+#include "util/error.h"
+
+namespace dpscope::netfilter {
+
+namespace {
+
+struct Output {
+  std::string text;   // what `ipset save` would print
+  std::string error;  // libipset's message when a command failed
+};
+
+int print_out(struct ipset_session*, void* p, const char* fmt, ...) {
+  auto* out = static_cast<Output*>(p);
+  va_list ap, copy;
+  va_start(ap, fmt);
+  va_copy(copy, ap);
+  const int n = std::vsnprintf(nullptr, 0, fmt, copy);
+  va_end(copy);
+  if (n > 0) {
+    const size_t at = out->text.size();
+    out->text.resize(at + static_cast<size_t>(n) + 1);
+    std::vsnprintf(out->text.data() + at, static_cast<size_t>(n) + 1, fmt, ap);
+    out->text.resize(at + static_cast<size_t>(n));
+  }
+  va_end(ap);
+  return n < 0 ? -1 : n;
+}
+
+int custom_error(struct ipset*, void* p, int, const char* fmt, ...) {
+  auto* out = static_cast<Output*>(p);
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  out->error += buf;
+  return -1;
+}
+
+int standard_error(struct ipset* ipset, void* p) {
+  auto* out = static_cast<Output*>(p);
+  struct ipset_session* session = ipset_session(ipset);
+  if (const char* msg = ipset_session_report_msg(session)) out->error += msg;
+  // A warning (IPSET_WARNING) is not a failure; an error is.
+  const bool is_error = ipset_session_report_type(session) == IPSET_ERROR;
+  ipset_session_report_reset(session);
+  return is_error ? -1 : 0;
+}
+
+// libipset prints its own errors; map the common ones to the errno they stand for.
+int errno_of(const std::string& msg) {
+  if (msg.find("Operation not permitted") != std::string::npos) return EPERM;
+  if (msg.find("Permission denied") != std::string::npos) return EACCES;
+  if (msg.find("not supported") != std::string::npos || msg.find("protocol") != std::string::npos) return EPROTONOSUPPORT;
+  return EIO;
+}
+
+// `ipset save` through libipset, in the calling thread's network namespace.
+Output save_here() {
+  static std::once_flag types;
+  std::call_once(types, [] { ipset_load_types(); });
+  Output out;
+  struct ipset* ipset = ipset_init();
+  if (ipset == nullptr) {
+    out.error = "libipset: cannot initialise a session";
+    return out;
+  }
+  ipset_custom_printf(ipset, custom_error, standard_error, print_out, &out);
+  char prog[] = "ipset", cmd[] = "save";
+  char* argv[] = {prog, cmd, nullptr};
+  const int rc = ipset_parse_argv(ipset, 2, argv);
+  ipset_fini(ipset);
+  if (rc != 0 && out.error.empty()) out.error = "libipset: save failed";
+  if (rc == 0) out.error.clear();
+  return out;
+}
+
+}  // namespace
+
+void collect_ipsets(model::Snapshot& snapshot, const std::string& netns) {
+  UniqueFd ns;
+  if (!netns.empty()) ns = open_netns(netns);
+  Output out;
+  std::string setns_error;
+  int setns_errno = 0;
+  std::thread worker([&] {
+    if (ns && setns(ns.get(), CLONE_NEWNET) < 0) {
+      setns_errno = errno;
+      setns_error = "cannot enter network namespace " + netns + ": " + std::strerror(setns_errno);
+      return;
+    }
+    out = save_here();
+  });
+  worker.join();
+  if (!setns_error.empty()) {
+    snapshot.unavailable.push_back({"ipsets", setns_error, setns_errno, "entering a network namespace needs CAP_SYS_ADMIN"});
+    return;
+  }
+  if (!out.error.empty()) {
+    while (!out.error.empty() && (out.error.back() == '\n' || out.error.back() == ' ')) out.error.pop_back();
+    snapshot.unavailable.push_back({"ipsets", "ipset netlink: " + out.error, errno_of(out.error),
+                                    "reading IP sets needs CAP_NET_ADMIN and the ip_set module"});
+    return;
+  }
+  // The same parser as `dpscope import --ipset-save`: live and imported text are one format.
+  snapshot.ipsets = model::parse_ipset_save(out.text, "ipset netlink");
+}
+
+}  // namespace dpscope::netfilter
