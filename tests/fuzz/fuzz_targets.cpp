@@ -15,6 +15,7 @@
 #include "collectors/import/bpftool.h"
 #include "collectors/import/import.h"
 #include "model/intent.h"
+#include "model/ipset.h"
 #include "model/json.h"
 #include "model/snapshot.h"
 #include "tests/support/snapshot_text.h"
@@ -86,6 +87,18 @@ void bpftool_net(std::string_view text) {
 }
 void bpftool_map_dump(std::string_view text) {
   refused([&] { importer::parse_bpftool_map_dump(text, "fuzz"); });
+}
+
+// `ipset save` text (import --ipset-save; the live collector's own output
+// goes through the same parser). What it accepts must survive the
+// snapshot's JSON form unchanged.
+void ipset_save(std::string_view text) {
+  model::Ipsets sets;
+  if (refused([&] { sets = model::parse_ipset_save(std::string(text), "fuzz"); })) return;
+  if (model::ipsets_from_json(model::ipsets_to_json(sets), "/ipsets") != sets) {
+    std::fprintf(stderr, "ipsets changed through their JSON form\n");
+    std::abort();
+  }
 }
 
 // The cluster's intent (verify --intent): a kubectl List or one object.

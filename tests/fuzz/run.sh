@@ -18,7 +18,7 @@ only=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 
-targets="iptables_save restore iptables_S nft_json bpftool_prog bpftool_map bpftool_net bpftool_map_dump snapshot intent"
+targets="iptables_save restore iptables_S nft_json bpftool_prog bpftool_map bpftool_net bpftool_map_dump snapshot intent ipset_save"
 
 # Fixture files that seed each target (in the repository, so a fresh clone has them).
 fixtures() {
@@ -34,6 +34,7 @@ fixtures() {
     bpftool_net) echo "$f"/upstream/bpftool/*net_show.json ;;
     bpftool_map_dump) echo "" ;;
     intent) echo "$f"/upstream/kube-proxy-intent/*.intent.json ;;
+    ipset_save) echo "$f"/upstream/dataplanes/*.ipset-save.txt "$f"/bad-input/*ipset* ;;
     snapshot) for x in "$f"/snapshots/clusters/*/*.json; do [ "$(wc -c < "$x")" -le 65536 ] && echo "$x"; done ;;
   esac
 }
@@ -45,6 +46,7 @@ dict() {
     bpftool_*) cat "$here/dict/json.dict" "$here/dict/bpftool.dict" ;;
     snapshot) cat "$here/dict/json.dict" "$here/dict/snapshot.dict" ;;
     intent) cat "$here/dict/json.dict" "$here/dict/intent.dict" ;;
+    ipset_save) cat "$here/dict/ipset.dict" ;;
   esac
 }
 
