@@ -568,11 +568,14 @@ class NativeDecoder {
       const uint32_t offset = be32(tb[NFTA_NG_OFFSET]);
       r.value = std::string("numgen ") + (be32(tb[NFTA_NG_TYPE]) == NFT_NG_RANDOM ? "random" : "inc") + " mod " +
                 std::to_string(be32(tb[NFTA_NG_MODULUS])) + (offset ? " offset " + std::to_string(offset) : "");
-    } else if ((name == "lookup" && tb[NFTA_LOOKUP_DREG]) ||
-               (name == "hash" && tb[NFTA_HASH_DREG]) || (name == "ct" && tb[NFTA_CT_DREG])) {
-      // A value computed at run time: nothing this record spells.
-      const nlattr* dreg = name == "lookup" ? tb[NFTA_LOOKUP_DREG] : name == "hash" ? tb[NFTA_HASH_DREG] : tb[NFTA_CT_DREG];
+    } else if (const nlattr* dreg = computed_value_register(name, tb)) {
+      // A value computed at run time (a map's value, a hash, a fib or ct
+      // result, ...): nothing this record spells, and whatever the register
+      // held before is gone. `ip saddr @set fib daddr type local` compares a
+      // fib result, not the address, in the register the address was loaded to.
       reg(be32(dreg)) = NativeReg{};
+    } else if (!leaves_registers(name)) {
+      regs_.fill(NativeReg{});  // an expression this decoder does not know may write any register
     } else if (name == "cmp") {
       const uint32_t op = be32(tb[NFTA_CMP_OP]);
       if (op != NFT_CMP_EQ && op != NFT_CMP_NEQ) return;
@@ -586,6 +589,32 @@ class NativeDecoder {
         rule_.match.dport_negated = be32(tb[NFTA_RANGE_OP]) == NFT_RANGE_NEQ;
       }
     }
+  }
+
+  // The destination register of an expression that writes one but is not
+  // decoded here; nullptr for any other.
+  static const nlattr* computed_value_register(std::string_view name, const AttrTable& tb) {
+    static constexpr std::pair<std::string_view, int> kDreg[] = {
+        {"lookup", NFTA_LOOKUP_DREG}, {"hash", NFTA_HASH_DREG},     {"ct", NFTA_CT_DREG},
+        {"fib", NFTA_FIB_DREG},       {"rt", NFTA_RT_DREG},         {"socket", NFTA_SOCKET_DREG},
+        {"osf", NFTA_OSF_DREG},       {"xfrm", NFTA_XFRM_DREG},     {"exthdr", NFTA_EXTHDR_DREG},
+        {"byteorder", NFTA_BYTEORDER_DREG}, {"tunnel", NFTA_TUNNEL_DREG},
+    };
+    for (const auto& [n, attr] : kDreg) {
+      if (n == name) return attr < kMaxAttr ? tb[attr] : nullptr;
+    }
+    return nullptr;
+  }
+  // Expressions that read registers or act, and write none (or are decoded above).
+  static bool leaves_registers(std::string_view name) {
+    for (std::string_view n : {"cmp", "range", "lookup", "dynset", "counter", "log", "limit", "quota", "notrack",
+                               "reject", "nat", "masq", "redir", "queue", "dup", "fwd", "tproxy", "connlimit", "last",
+                               "synproxy", "flow_offload", "objref", "match", "target", "immediate", "meta", "payload",
+                               "bitwise", "numgen", "hash", "ct", "fib", "rt", "socket", "osf", "xfrm", "exthdr",
+                               "byteorder", "tunnel"}) {
+      if (n == name) return true;
+    }
+    return false;
   }
 
   static uint16_t port(std::string_view d) {
