@@ -5,10 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "collectors/netfilter/xt.h"
@@ -117,7 +119,17 @@ inline void expect_same_netfilter(const model::Snapshot& live, const model::Snap
         }
       }
     }
-    EXPECT_EQ(lt->sets, it.sets) << key << ": sets differ";
+    // Elements as a multiset: a hash set lists them in its buckets' order, and
+    // the kernel's deferred rehash after a load can change it between two dumps.
+    auto unordered = [](std::vector<model::NftSet> sets) {
+      for (auto& set : sets) {
+        std::sort(set.elements.begin(), set.elements.end(), [](const auto& x, const auto& y) {
+          return std::tie(x.key, x.value, x.comment) < std::tie(y.key, y.value, y.comment);
+        });
+      }
+      return sets;
+    };
+    EXPECT_EQ(unordered(lt->sets), unordered(it.sets)) << key << ": sets differ";
   }
 }
 
