@@ -481,16 +481,6 @@ class NftablesResolver {
     dash = dash == std::string::npos ? dash : chain.find('-', dash + 1);
     return dash == std::string::npos ? "" : chain.substr(dash + 1);
   }
-  // "ns/svc/tcp/p80" -> "ns/svc:p80" (kube-proxy's svcPortName; unnamed ports print "ns/svc")
-  static std::string service_of(const std::string& port_name) {
-    auto s1 = port_name.find('/');
-    auto s2 = s1 == std::string::npos ? s1 : port_name.find('/', s1 + 1);
-    auto s3 = s2 == std::string::npos ? s2 : port_name.find('/', s2 + 1);
-    if (s3 == std::string::npos) return "";
-    std::string port = port_name.substr(s3 + 1);
-    return port_name.substr(0, s2) + (port.empty() ? "" : ":" + port);
-  }
-
   void follow(const std::string& chain, FrontendProgramming& f) const {
     const model::Chain* c = lookup(idx_, chain);
     if (!c) {
@@ -510,13 +500,13 @@ class NftablesResolver {
         }
       }
       if (target.empty()) {
-        f.service = service_of(port_name_of(chain));
+        f.service = nft_service_label(port_name_of(chain));
         return;  // no external endpoints
       }
     }
     f.policy = starts_with(target, "local-") ? "local" : "cluster";
     std::string port_name = port_name_of(target);
-    f.service = service_of(port_name);
+    f.service = nft_service_label(port_name);
     f.endpoints_of_service_port = true;
     auto it = endpoints_.find(port_name);
     if (it != endpoints_.end()) f.endpoints = it->second;
