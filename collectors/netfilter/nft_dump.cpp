@@ -275,8 +275,18 @@ int dump_sets(NlSocket& sock, Attempt& a, const std::map<std::pair<uint8_t, std:
     info.table = it->second;
     const uint32_t flags = nftnl_set_get_u32(s.get(), NFTNL_SET_FLAGS);
     info.anonymous = flags & NFT_SET_ANONYMOUS;
-    info.read_elements = !info.anonymous || all_elements;
+    // A dynamic set ("flags dynamic": kube-proxy's per-endpoint affinity-*
+    // sets, meters) is filled by the packet path, like conntrack: its
+    // elements are runtime state, not configuration. Each set's element dump
+    // costs the kernel two walks of the table's set list (the name lookup in
+    // nft_set_dump_ctx_init and nf_tables_dump_set's own): on a node with
+    // thousands of them that is most of the snapshot. --rules reads them.
+    const bool dynamic = flags & NFT_SET_EVAL;
+    info.read_elements = all_elements || (!info.anonymous && !dynamic);
     info.set.name = nftnl_set_get_str(s.get(), NFTNL_SET_NAME);
+    if (!info.read_elements && dynamic && !info.anonymous) {
+      info.set.elements_unread = "dynamic set: its elements are runtime state added by the packet path (snapshot --rules reads them)";
+    }
     info.set.is_map = flags & NFT_SET_MAP;
     info.key_types = split_key_type(nftnl_set_get_u32(s.get(), NFTNL_SET_KEY_TYPE));
     for (uint32_t t : info.key_types) info.set.key_type.push_back(datatype_name(t));

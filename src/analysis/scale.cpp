@@ -23,7 +23,11 @@ void fit_nft(const model::Snapshot& s, const NodeAnalysis& a, ScaleModel::Nft& m
   m.rules = k.rules;
   for (const auto& t : s.netfilter.tables) {
     if (t.backend != model::Backend::Nftables || t.name != "kube-proxy") continue;
-    for (const auto& set : t.sets) m.elements += set.element_count;
+    // Dynamic sets (affinity-*) hold clients seen by the packet path, not a
+    // function of Services; a live snapshot does not read them by default.
+    for (const auto& set : t.sets) {
+      if (set.elements_unread.empty()) m.elements += set.element_count;
+    }
   }
   const uint64_t per_service = kind("service") + kind("local") + kind("external") + kind("firewall");
   const uint64_t per_endpoint = kind("endpoint");

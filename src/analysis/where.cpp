@@ -208,11 +208,22 @@ std::vector<std::string> not_searched(const model::Snapshot& s) {
                     std::to_string(hidden_rules) + " rules in " + std::to_string(hidden_chains) +
                     " chains were counted, not recorded (not visible in this source)");
     }
+    size_t unread = 0;
     for (const auto& set : t.sets) {
+      if (!set.elements_unread.empty()) {
+        ++unread;
+        continue;
+      }
       if (!set.elements_recorded && set.element_count > 0) {
         out.push_back(std::string(model::to_string(t.backend)) + " " + t.family + " " + t.name + " set " + set.name +
                       ": " + std::to_string(set.element_count) + " elements not recorded");
       }
+    }
+    if (unread > 0) {
+      // One line for all of them: a kube-proxy node has one affinity set per endpoint.
+      out.push_back(std::string(model::to_string(t.backend)) + " " + t.family + " " + t.name + ": the elements of " +
+                    std::to_string(unread) + " dynamic set" + (unread == 1 ? "" : "s") +
+                    " (runtime state, such as affinity-*) were not read (snapshot --rules reads them)");
     }
   }
   return out;

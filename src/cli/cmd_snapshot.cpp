@@ -249,7 +249,8 @@ void add_snapshot(CLI::App* sub, Runner& run, CLI::App&) {
                   "snapshot after what it stands for")
       ->type_name("NAME");
   sub->add_flag("--rules", settings->rules,
-                "Also read the elements of anonymous nft sets/maps and list those sets (slower on big nodes)");
+                "Also read the elements of anonymous nft sets/maps (and list those sets) and of dynamic sets such as "
+                "kube-proxy's affinity-* (runtime state); slower on big nodes");
   sub->add_flag("--no-ebpf", settings->no_ebpf, "Skip the eBPF section (it is then absent, not unavailable)");
   sub->add_flag("--no-agents", settings->no_agents,
                 "Skip the agents section (processes and cgroup memory; then absent, not unavailable)");

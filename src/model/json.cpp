@@ -89,8 +89,12 @@ json set_json(const NftSet& s) {
             {"key_type", s.key_type},
             {"data_type", s.data_type},
             {"comment", s.comment},
-            {"element_count", s.element_count},
             {"elements_recorded", s.elements_recorded}};
+  if (s.elements_unread.empty()) {
+    j["element_count"] = s.element_count;
+  } else {
+    j["elements_unread"] = s.elements_unread;
+  }
   json el = json::array();
   for (const auto& e : s.elements) {
     json ej = {{"key", e.key}};
@@ -367,6 +371,10 @@ NftSet read_set(const Reader& r) {
     for (const auto& e : r.at("elements").items()) {
       s.elements.push_back({e.at("key").str(), e.str_or("value"), e.str_or("comment")});
     }
+  }
+  s.elements_unread = r.str_or("elements_unread");
+  if (!s.elements_unread.empty() && (s.elements_recorded || r.has("element_count") || !s.elements.empty())) {
+    r.at("elements_unread").fail("elements_unread with elements or an element_count: the elements are either read or not");
   }
   s.element_count = r.num_or<uint64_t>("element_count", s.elements.size());
   return s;

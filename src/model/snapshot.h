@@ -135,8 +135,11 @@ struct NftSet {
   std::vector<std::string> key_type;  // ["ipv4_addr", "inet_proto", "inet_service"]
   std::string data_type;            // "verdict", "ipv4_addr", ... ("" for plain sets)
   std::string comment;
-  uint64_t element_count = 0;
+  uint64_t element_count = 0;       // meaningless when elements_unread is set
   bool elements_recorded = false;   // false when only the count is known
+  // Why neither the elements nor their number were read ("" = they were):
+  // a dynamic set's elements are runtime state, added by the packet path.
+  std::string elements_unread;
   std::vector<SetElement> elements;
   bool operator==(const NftSet&) const = default;
 };

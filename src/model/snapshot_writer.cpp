@@ -401,7 +401,7 @@ void write_set(Writer& w, const NftSet& s, int level) {
   w.open('{', level);
   w.key("comment", level + 1), w.string(s.comment);
   w.key("data_type", level + 1), w.string(s.data_type);
-  w.key("element_count", level + 1), w.number(s.element_count);
+  if (s.elements_unread.empty()) w.key("element_count", level + 1), w.number(s.element_count);
   w.key("elements", level + 1);
   w.open('[', level + 1);
   for (const auto& e : s.elements) {
@@ -417,6 +417,7 @@ void write_set(Writer& w, const NftSet& s, int level) {
   }
   w.close(']', level + 1, s.elements.empty());
   w.key("elements_recorded", level + 1), w.boolean(s.elements_recorded);
+  if (!s.elements_unread.empty()) w.key("elements_unread", level + 1), w.string(s.elements_unread);
   w.key("is_map", level + 1), w.boolean(s.is_map);
   w.key("key_type", level + 1), write_strings(w, s.key_type, level + 1);
   w.key("name", level + 1), w.string(s.name);

@@ -325,6 +325,53 @@ TEST(NetfilterLive, RulesFlagListsAnonymousMapsWithTheirElements) {
   EXPECT_EQ(a->chains, b->chains);
 }
 
+// A dynamic set (kube-proxy's affinity-*) holds runtime state the packet path
+// adds: a plain snapshot says its elements were not read (no count: unknown is
+// not zero), `where` says it did not search them, and --rules reads them as nft
+// lists them. A plain named set is read either way.
+TEST(NetfilterLive, DynamicSetElementsAreReadOnlyWithRules) {
+  DPS_REQUIRE_ROOT();
+  Netns ns("nf-dyn");
+  TempDir dir;
+  ns.sh("nft -f - <<'EOF'\n"
+        "table ip dps {\n"
+        "  set affinity-a { type ipv4_addr; flags dynamic; elements = { 10.1.0.7, 10.1.0.8 } }\n"
+        "  set plain { type ipv4_addr; elements = { 10.2.0.9 } }\n"
+        "}\n"
+        "EOF");
+  const model::Snapshot plain = nf::live_snapshot(ns, dir);
+  const std::string plain_json = read_text(dir.file("live.json"));
+  const RunResult where = run({dpscope_bin(), "where", "10.1.0.7", dir.file("live.json")});
+  const model::Snapshot full = nf::live_snapshot(ns, dir, {"--rules"});
+  const model::Table* a = model::find_table(plain, Backend::Nftables, "ip", "dps");
+  const model::Table* b = model::find_table(full, Backend::Nftables, "ip", "dps");
+  ASSERT_TRUE(a && b);
+  ASSERT_EQ(a->sets.size(), 2u);
+  ASSERT_EQ(b->sets.size(), 2u);
+  // sets by name: affinity-a, plain
+  EXPECT_NE(a->sets[0].elements_unread.find("dynamic set"), std::string::npos) << a->sets[0].elements_unread;
+  EXPECT_TRUE(a->sets[0].elements.empty());
+  EXPECT_FALSE(a->sets[0].elements_recorded);
+  EXPECT_EQ(plain_json.find("\"element_count\": 0"), std::string::npos) << "an unread set must not say 0 elements";
+  EXPECT_TRUE(a->sets[1].elements_unread.empty());
+  ASSERT_EQ(a->sets[1].elements.size(), 1u);
+  EXPECT_EQ(a->sets[1].elements[0].key, "10.2.0.9");
+  EXPECT_NE(where.out.find("1 dynamic set (runtime state"), std::string::npos) << where.out << where.err;
+  // With --rules: the elements nft lists.
+  EXPECT_TRUE(b->sets[0].elements_unread.empty());
+  std::multiset<std::string> got, want;
+  for (const auto& e : b->sets[0].elements) got.insert(e.key);
+  const auto listed = nlohmann::json::parse(ns.sh("nft -j list set ip dps affinity-a"));
+  for (const auto& item : listed["nftables"]) {
+    if (!item.contains("set")) continue;
+    for (const auto& e : item["set"]["elem"]) want.insert(e.get<std::string>());
+  }
+  EXPECT_EQ(want, (std::multiset<std::string>{"10.1.0.7", "10.1.0.8"}));
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(b->sets[0].element_count, 2u);
+  EXPECT_EQ(a->sets[1], b->sets[1]);
+}
+
 // Counters removed: the rulesets before and after must be byte-identical.
 std::string strip_counters(const Netns& ns) {
   return ns.sh(

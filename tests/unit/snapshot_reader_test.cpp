@@ -65,6 +65,11 @@ Snapshot rich() {
   m.element_count = 1;
   m.elements_recorded = true;
   kp.sets.push_back(m);
+  NftSet dynamic;
+  dynamic.name = "affinity-x";
+  dynamic.key_type = {"ipv4_addr"};
+  dynamic.elements_unread = "dynamic set: runtime state";
+  kp.sets.push_back(dynamic);
   kp.chains.push_back(Chain{"services", BaseChain{"prerouting", "nat", -100, "accept"}, std::nullopt, 0, true, {}});
   s.netfilter.tables = {nat, kp, Table{Backend::IptablesLegacy, "ip", "filter", {}, {}}};
   s.unavailable.push_back({"ebpf", "EPERM", 1, "hint"});
@@ -90,6 +95,18 @@ TEST(SnapshotReader, EqualsTheDomReader) {
   // Pretty (dump(1)) and compact (dump()) layouts and any key order read the same.
   EXPECT_EQ(from_json_text(to_json(s).dump(), "t.json"), s);
   EXPECT_EQ(from_json_text(to_json(s).dump(4), "t.json"), s);
+}
+
+// Unread elements have no count: a file that gives both is refused.
+TEST(SnapshotReader, UnreadSetElementsCarryNoCount) {
+  const std::string text = written(rich());
+  EXPECT_EQ(text.find("\"element_count\": 0"), std::string::npos);
+  const std::string marker = "\"elements_unread\": \"dynamic set: runtime state\"";
+  const size_t at = text.find(marker);
+  ASSERT_NE(at, std::string::npos) << text;
+  std::string both = text;
+  both.insert(at, "\"element_count\": 0, ");
+  EXPECT_NE(error_of(both).find("elements_unread with elements or an element_count"), std::string::npos) << error_of(both);
 }
 
 TEST(SnapshotReader, RulesBeforeTheChainNameAreStillFiltered) {
