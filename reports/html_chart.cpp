@@ -34,11 +34,17 @@ std::string bar_chart(const std::string& title, const std::vector<Series>& data,
     for (double v : s.values) max = std::max(max, v);
   }
   if (max <= 0) max = 1;
+  // Room right of the longest bar for its text (~7 px a character at the chart's font size).
+  size_t longest = 0;
+  for (const auto& s : data) {
+    for (const auto& t : s.texts) longest = std::max(longest, t.size());
+  }
+  const int text_w = std::max(120, static_cast<int>(longest) * 7 + 8);
   const int label_w = 230, bar_w = 560, bar_h = 13, gap = 8;
   const int group_h = static_cast<int>(sides.size()) * bar_h + gap;
   const int height = static_cast<int>(data.size()) * group_h + 10;
   std::string out = "<figure><figcaption>" + escape_html(title) + "</figcaption>\n";
-  out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(label_w + bar_w + 120) +
+  out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(label_w + bar_w + text_w) +
          "\" height=\"" + std::to_string(height) + "\" role=\"img\" aria-label=\"" + escape_html(title) + "\">\n";
   int y = 5;
   for (const auto& s : data) {

@@ -41,8 +41,11 @@ void add_scale(Comparison& c, const std::vector<SideInput>& inputs) {
 
 namespace {
 
+// Endpoints at `services` service ports: the node's own ratio (its iptables
+// fit, else its nftables fit, else its eBPF service map).
 uint64_t endpoints_for(const ScaleSide& s, uint64_t services) {
   if (s.model.fitted) return services * s.model.endpoints / s.model.services;
+  if (s.model.nft.fitted && s.model.nft.services) return services * s.model.nft.endpoints / s.model.nft.services;
   return static_cast<uint64_t>(std::llround(static_cast<double>(services) * s.endpoints_per_service));
 }
 
@@ -99,7 +102,7 @@ std::vector<ScalePoint> table_points(const ScaleSide& s, uint64_t services, uint
   std::vector<ScalePoint> out;
   if (services) {
     out.push_back({"asked", services, endpoints});
-  } else if (s.model.fitted) {
+  } else if (s.model.fitted || s.model.nft.fitted) {
     for (uint64_t n : {100, 1000, 10000}) out.push_back({std::to_string(n) + " services", n, endpoints_for(s, n)});
   }
   return out;
@@ -110,6 +113,8 @@ std::vector<ScalePoint> chart_points(const ScaleSide& s, uint64_t services, uint
   const auto& m = s.model;
   if (m.fitted) {
     out.push_back({"now", m.services, m.endpoints});
+  } else if (m.nft.fitted) {
+    out.push_back({"now", m.nft.services, m.nft.endpoints});
   } else {
     out.push_back({"now", s.lb_frontends, s.lb_backends});
   }
@@ -144,33 +149,51 @@ std::vector<Side> legend_of(const std::vector<ScaleSide>& sides) {
 std::string scale_charts_html(const std::vector<ScaleSide>& sides, const std::vector<Side>& legend, uint64_t services,
                               uint64_t endpoints) {
   std::string out;
-  bool any_fit = false, any_lb = false;
+  bool any_fit = false, any_nft = false, any_lb = false;
   for (const auto& s : sides) {
     any_fit = any_fit || s.model.fitted;
+    any_nft = any_nft || s.model.nft.fitted;
     any_lb = any_lb || s.model.has_lb_map;
   }
   std::vector<std::vector<ScalePoint>> points;
   for (const auto& s : sides) points.push_back(chart_points(s, services, endpoints));
-  if (any_fit) {
+  if (any_fit || any_nft) {
+    // One chart for both kube-proxy modes, so an iptables-mode node and an
+    // nftables-mode node of the same cluster read side by side; a node with
+    // both (leftovers mid-migration) holds the sum.
     std::vector<Series> data;
     for (size_t g = 0; g < points[0].size(); ++g) {
       Series row;
       row.label = points[0][g].label;
       for (size_t i = 0; i < sides.size(); ++i) {
-        const auto& p = points[i][g];
-        if (!sides[i].model.fitted) {
+        const auto& m = sides[i].model;
+        if (!m.fitted && !m.nft.fitted) {
           row.values.push_back(-1);
           row.texts.push_back("no fit");
           continue;
         }
-        uint64_t r = rules_at(sides[i], p);
-        row.values.push_back(static_cast<double>(r));
-        row.texts.push_back(std::to_string(r) + " rules");
+        const ScalePoint& p = points[i][g];
+        std::vector<std::string> parts;
+        uint64_t total = 0;
+        if (m.fitted) {
+          const uint64_t r = rules_at(sides[i], p);
+          total += r;
+          parts.push_back(std::to_string(r) + " iptables");
+        }
+        if (m.nft.fitted) {
+          const uint64_t r = p.label == "now" ? m.nft.rules : analysis::project_nft_rules(m.nft, p.services, p.endpoints);
+          total += r;
+          parts.push_back(std::to_string(r) + " nftables");
+        }
+        row.values.push_back(static_cast<double>(total));
+        row.texts.push_back(parts.size() == 1 ? parts[0] + " rules"
+                                              : std::to_string(total) + " rules (" + parts[0] + " + " + parts[1] + ")");
       }
       data.push_back(std::move(row));
     }
-    out += bar_chart("Projected iptables rules vs service ports (kube-proxy iptables mode; endpoints at each node's "
-                     "own endpoints per service)",
+    out += bar_chart("Projected kube-proxy rules vs service ports (iptables mode: KUBE-* rules, one KUBE-SERVICES walk "
+                     "per new connection; nftables mode: the kube-proxy tables, one verdict-map lookup; endpoints at "
+                     "each node's own endpoints per service)",
                      data, legend, false);
   }
   if (any_lb) {
@@ -208,8 +231,12 @@ std::string scale_charts_html(const std::vector<ScaleSide>& sides, const std::ve
     out += "<li><b>" + escape_html(s.label) + "</b>: ";
     if (m.fitted) {
       out += "iptables " + escape_html(formula(m)) + " (now: " + escape_html(now_text(m)) + ")";
-    } else {
+    } else if (!m.nft.fitted) {
       out += "no iptables projection: " + escape_html(m.why_not);
+    }
+    if (m.nft.fitted) {
+      out += std::string(m.fitted ? "; " : "") + "nftables " + escape_html(nft_formula(m.nft)) + " (now: " +
+             escape_html(nft_now(m.nft)) + ")";
     }
     if (m.has_lb_map) {
       out += "; eBPF " + escape_html(ebpf_sentence(m));
@@ -336,14 +363,19 @@ std::string node_section(const ScaleSide& s, uint64_t services, uint64_t endpoin
     // No iptables fit: the service map's own backends per frontend.
     for (uint64_t n : {100, 1000, 10000}) points.push_back({std::to_string(n) + " services", n, endpoints_for(s, n)});
   }
-  if (points.empty() || (!m.fitted && !m.has_lb_map)) return out;
+  if (points.empty() || (!m.fitted && !m.nft.fitted && !m.has_lb_map)) return out;
   std::vector<std::string> head = {"services", "endpoints"};
   if (m.fitted) head.insert(head.end(), {"iptables rules", "KUBE-SERVICES walk (worst case)"});
+  if (m.nft.fitted) head.insert(head.end(), {"nftables rules", "nftables map elements"});
   if (m.has_lb_map) head.insert(head.end(), {"eBPF service map slots", "fits the map"});
   std::vector<std::vector<std::string>> rows;
   for (const auto& p : points) {
     std::vector<std::string> r = {std::to_string(p.services), std::to_string(p.endpoints)};
     if (m.fitted) r.insert(r.end(), {std::to_string(rules_at(s, p)), std::to_string(p.services + 1)});
+    if (m.nft.fitted) {
+      r.insert(r.end(), {std::to_string(analysis::project_nft_rules(m.nft, p.services, p.endpoints)),
+                         std::to_string(analysis::project_nft_elements(m.nft, p.services))});
+    }
     if (m.has_lb_map) {
       r.insert(r.end(), {std::to_string(p.services + p.endpoints) + " / " + std::to_string(m.lb_slots_max),
                          fits(m, p) ? "fits" : "exceeds the map"});

@@ -1,5 +1,5 @@
-// `dpscope scale` and the scale chart of the compare HTML page: iptables rules
-// projected from each node's own composition (analysis::fit_scale), beside the
+// `dpscope scale` and the scale chart of the compare HTML page: kube-proxy rules
+// (iptables and nftables mode) projected from each node's own composition (analysis::fit_scale), beside the
 // eBPF side (service map slots against max_entries, map memory fixed by
 // max_entries).
 #pragma once
@@ -27,7 +27,7 @@ struct ScalePoint {
 
 // The points of `dpscope scale` tables: the asked one (services > 0), else
 // 100 / 1000 / 10000 service ports at the node's endpoints-per-service ratio
-// (only when the iptables side is fitted).
+// (only when the node's iptables or nftables mode is fitted).
 std::vector<ScalePoint> table_points(const ScaleSide& s, uint64_t services, uint64_t endpoints);
 // The points of the chart: the node's current size, then 1000 / 5000 / 10000 /
 // 20000 service ports at its endpoints-per-service ratio, then the asked one.
@@ -41,7 +41,7 @@ uint64_t lb_slots_at(const ScaleSide& s, const ScalePoint& p);
 // Sides named after the scale sides (the charts' legend).
 std::vector<Side> legend_of(const std::vector<ScaleSide>& sides);
 
-// The projection charts (iptables rules; eBPF service map slots), a plain
+// The projection charts (kube-proxy rules of both modes; eBPF service map slots), a plain
 // sentence for each side without a fit or without a service map. `legend`
 // gives the side labels and colours.
 std::string scale_charts_html(const std::vector<ScaleSide>& sides, const std::vector<Side>& legend,

@@ -86,9 +86,61 @@ TEST(CompareHtml, ScalePageOpensInChromiumWithoutConsoleErrors) {
       browser, dir, "scale fixtures/snapshots/kind-kube-proxy.json fixtures/snapshots/kind-cilium-kpr.json --format html",
       "scale-kind", "1200,1600");
   EXPECT_NE(dom.find("<table>"), std::string::npos);
-  // Both charts reached the DOM: the iptables projection and the eBPF service map.
-  EXPECT_NE(dom.find("Projected iptables rules"), std::string::npos);
+  // Both charts reached the DOM: the kube-proxy rules projection and the eBPF service map.
+  EXPECT_NE(dom.find("Projected kube-proxy rules"), std::string::npos);
   EXPECT_NE(dom.find("eBPF service map slots"), std::string::npos);
+}
+
+// The migration review iptables mode -> nftables mode: one cluster state
+// programmed by a real kube-proxy v1.30.3 in each mode (fixtures/upstream/
+// real-kube-proxy/300x5, as the compare-kube-proxy-modes golden), compared and
+// projected, opened in Chromium. The nftables node is in the family chart and
+// the projection, at the numbers `scale --format json` gives.
+TEST(CompareHtml, KubeProxyModesPagesOpenInChromiumWithBothModesDrawn) {
+  std::string browser = chromium();
+  if (browser.empty()) GTEST_SKIP() << "SKIPPED: chromium not installed (make deps installs it)";
+  TempDir dir;
+  const std::string up = source_path("fixtures/upstream/real-kube-proxy/");
+  write_text(dir.file("empty.txt"), "");
+  write_text(dir.file("empty.json"), R"({"nftables": [{"metainfo": {"version": "1.0.6", "json_schema_version": 1}}]})");
+  const std::string ipt = dir.file("iptables-node.json"), nft = dir.file("nftables-node.json");
+  ASSERT_EQ(run({dpscope_bin(), "import", "--iptables-save", up + "iptables-300x5/iptables-save.txt.zst",
+                 "--ip6tables-save", up + "iptables-300x5/ip6tables-save.txt.zst", "--iptables-legacy-save",
+                 dir.file("empty.txt"), "--nft-json", dir.file("empty.json"), "--node", "iptables-node", "-o", ipt})
+                .exit_code,
+            0);
+  ASSERT_EQ(run({dpscope_bin(), "import", "--nft-json", up + "nftables-300x5/nft-ruleset.json.zst", "--iptables-save",
+                 dir.file("empty.txt"), "--iptables-legacy-save", dir.file("empty.txt"), "--node", "nftables-node",
+                 "-o", nft})
+                .exit_code,
+            0);
+  const std::string pair = "'" + ipt + "' '" + nft + "'";
+  const std::string compare = render_and_open(browser, dir, "compare " + pair + " --format html", "compare-modes",
+                                              "1200,3000");
+  const std::string scale = render_and_open(browser, dir, "scale " + pair + " --format html", "scale-modes", "1200,1600");
+  for (const std::string* dom : {&compare, &scale}) {
+    EXPECT_NE(dom->find("Projected kube-proxy rules"), std::string::npos);
+    EXPECT_NE(dom->find(" iptables rules</text>"), std::string::npos);
+    EXPECT_NE(dom->find(" nftables rules</text>"), std::string::npos);
+  }
+  EXPECT_NE(compare.find("nftables-node"), std::string::npos);
+  EXPECT_NE(scale.find("<th>nftables rules</th>"), std::string::npos);
+  // The bars are the JSON projection: the nftables node at 1,000 and 10,000 service ports.
+  RunResult j = run({dpscope_bin(), "scale", ipt, nft, "--format", "json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto doc = nlohmann::json::parse(j.out);
+  ASSERT_EQ(doc["nodes"].size(), 2u);
+  const auto& projection = doc["nodes"][1]["nftables"]["projection"];
+  ASSERT_EQ(projection.size(), 3u) << j.out;
+  size_t drawn = 0;
+  for (const auto& p : projection) {
+    if (p["services"] != 1000 && p["services"] != 10000) continue;
+    const std::string bar = ">" + std::to_string(p["rules"].get<uint64_t>()) + " nftables rules</text>";
+    EXPECT_NE(scale.find(bar), std::string::npos) << bar;
+    EXPECT_NE(compare.find(bar), std::string::npos) << bar;
+    ++drawn;
+  }
+  EXPECT_EQ(drawn, 2u);
 }
 
 TEST(CompareHtml, CompareAndScalePagesDrawTheSameProjection) {
@@ -99,7 +151,7 @@ TEST(CompareHtml, CompareAndScalePagesDrawTheSameProjection) {
   ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
   ASSERT_EQ(scale.exit_code, 0) << scale.err;
   auto chart = [](const std::string& page) {
-    size_t a = page.find("<figure><figcaption>Projected iptables rules");
+    size_t a = page.find("<figure><figcaption>Projected kube-proxy rules");
     size_t b = page.find("</ul>", a);
     return a == std::string::npos ? std::string() : page.substr(a, b - a);
   };

@@ -38,7 +38,7 @@ TEST(ScaleReport, ChartPointsAreTheFitProjected) {
     EXPECT_EQ(points[i].endpoints, e);
     const uint64_t rules = analysis::project_rules(m, n, e);
     EXPECT_EQ(rules_at(f.sides[0], points[i]), rules);
-    EXPECT_NE(page.find(">" + std::to_string(rules) + " rules</text>"), std::string::npos) << n;
+    EXPECT_NE(page.find(">" + std::to_string(rules) + " iptables rules</text>"), std::string::npos) << n;
   }
   EXPECT_EQ(points[1].services, 1000u);
   EXPECT_EQ(points[4].services, 20000u);
