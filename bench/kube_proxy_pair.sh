@@ -1,0 +1,117 @@
+#!/bin/sh
+# The real kube-proxy pair (fixtures' upstream: ../shared/upstream/real-kube-proxy/, kube-proxy v1.30.3,
+# one cluster state programmed once in iptables mode and once in nftables mode), each side loaded with the
+# real tools into its own dps-bench-* network namespace, then timed against the standard tools in the
+# same run, interleaved:
+#   nftables node:     dpscope snapshot --netns NS   vs  nft -j list ruleset
+#                      (and dpscope snapshot --rules: dynamic sets' elements too)
+#   iptables-nft node: dpscope snapshot --netns NS   vs  iptables-nft-save + ip6tables-nft-save
+# plus the receive-only floor on the nftables node (the same dumps, messages only counted).
+# Median wall time, peak RSS and user+sys CPU (/usr/bin/time) over BENCH_RUNS runs.
+#
+#   bench/kube_proxy_pair.sh [BUILD_DIR] [SIZE]      SIZE: 3000x8 (default) or 300x5
+#   BENCH_RUNS=3 BENCH_UPSTREAM=../shared/upstream/real-kube-proxy
+# Loading 3000x8 takes ~1 min per side. Needs root. Prints a Markdown table (also $BENCH_OUT,
+# default bench/results-kube-proxy-pair.md).
+set -eu
+build=${1:-build}
+size=${2:-3000x8}
+runs=${BENCH_RUNS:-3}
+here=$(cd "$(dirname "$0")/.." && pwd)
+upstream=${BENCH_UPSTREAM:-$here/../shared/upstream/real-kube-proxy}
+out=${BENCH_OUT:-bench/results-kube-proxy-pair.md}
+dps=$(cd "$build" && pwd)/dpscope
+
+[ "$(id -u)" = 0 ] || { echo "bench: needs root (network namespaces, nf_tables)" >&2; exit 2; }
+[ -x "$dps" ] || { echo "bench: $dps not built (make build)" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "bench: /usr/bin/time missing (apt-get install time)" >&2; exit 2; }
+[ -d "$upstream/nftables-$size" ] && [ -d "$upstream/iptables-$size" ] ||
+  { echo "bench: $upstream/{iptables,nftables}-$size not found (BENCH_UPSTREAM)" >&2; exit 2; }
+
+work=$(mktemp -d /tmp/dps-bench.XXXXXX)
+nft_ns=dps-bench-$$-nft
+ipt_ns=dps-bench-$$-ipt
+cleanup() {
+  ip netns del "$nft_ns" 2>/dev/null || true
+  ip netns del "$ipt_ns" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+# The files are stored compressed at 3000x8 and plain at 300x5.
+unpack() {  # unpack DIR NAME -> stdout
+  if [ -f "$1/$2.xz" ]; then xz -dc "$1/$2.xz"
+  elif [ -f "$1/$2.gz" ]; then gzip -dc "$1/$2.gz"
+  else cat "$1/$2"; fi
+}
+
+measure() {  # measure LABEL CMD...: appends "LABEL wall rss user sys" to $work/samples
+  label=$1
+  shift
+  /usr/bin/time -f '%e %M %U %S' -o "$work/time" "$@" >/dev/null 2>"$work/err" || {
+    echo "bench: $label failed:" >&2
+    cat "$work/err" >&2
+    exit 1
+  }
+  echo "$label $(tail -n 1 "$work/time")" >>"$work/samples"
+}
+
+median() {  # median LABEL FIELD(2=wall,3=rss,cpu)
+  awk -v l="$1" -v f="$2" '$1 == l { print (f == "cpu" ? $4 + $5 : $f) }' "$work/samples" | sort -n |
+    awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+samples() {  # samples LABEL: every wall time, in run order
+  awk -v l="$1" '$1 == l { printf "%s%s", sep, $2; sep = " / " }' "$work/samples"
+}
+
+row() {  # row NODE TOOL_NAME TOOL_LABEL DPSCOPE_LABEL
+  awk -v node="$1" -v name="$2" -v tw="$(median "$3" 2)" -v tr="$(median "$3" 3)" -v tc="$(median "$3" cpu)" \
+      -v dw="$(median "$4" 2)" -v dr="$(median "$4" 3)" -v dc="$(median "$4" cpu)" \
+      -v ts="$(samples "$3")" -v ds="$(samples "$4")" 'BEGIN {
+    printf "| %s | %s %.2f s, %.0f MB, cpu %.2f s (%s) | %.2f s, %.0f MB, cpu %.2f s (%s) | **%.3f** | %.3f | %.3f |\n",
+      node, name, tw, tr / 1024, tc, ts, dw, dr / 1024, dc, ds, dw / tw, dr / tr, dc / tc }' | tee -a "$work/table"
+}
+
+echo "bench: $(nproc) cores, kernel $(uname -r), runs=$runs, size $size; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+ip netns add "$nft_ns"
+ip netns add "$ipt_ns"
+echo "bench: loading nftables-$size into $nft_ns (nft -f)" >&2
+unpack "$upstream/nftables-$size" nft-ruleset.txt >"$work/ruleset.nft"
+ip netns exec "$nft_ns" nft -f "$work/ruleset.nft"
+echo "bench: loading iptables-$size into $ipt_ns (iptables-nft-restore, ip6tables-nft-restore)" >&2
+unpack "$upstream/iptables-$size" iptables-save.txt | ip netns exec "$ipt_ns" iptables-nft-restore
+unpack "$upstream/iptables-$size" ip6tables-save.txt | ip netns exec "$ipt_ns" ip6tables-nft-restore
+
+: >"$work/samples"
+: >"$work/table"
+i=0
+while [ $i -lt "$runs" ]; do
+  measure nft ip netns exec "$nft_ns" nft -j list ruleset
+  measure dps_nft "$dps" snapshot --netns "$nft_ns" --no-ebpf --no-agents -q -o "$work/nft.json"
+  measure dps_nft_rules "$dps" snapshot --netns "$nft_ns" --no-ebpf --no-agents --rules -q -o "$work/nft-rules.json"
+  measure floor1 "$dps" snapshot --netns "$nft_ns" --no-ebpf --no-agents -q --bench-receive-only --threads 1 -o "$work/floor.json"
+  measure floorN "$dps" snapshot --netns "$nft_ns" --no-ebpf --no-agents -q --bench-receive-only -o "$work/floor.json"
+  measure ipt ip netns exec "$ipt_ns" sh -c 'iptables-nft-save && ip6tables-nft-save'
+  measure dps_ipt "$dps" snapshot --netns "$ipt_ns" --no-ebpf --no-agents -q -o "$work/ipt.json"
+  i=$((i + 1))
+done
+
+{
+  echo "Generated $(date -u +%Y-%m-%dT%H:%MZ) by \`bench/kube_proxy_pair.sh $build $size\` (runs=$runs, $(nproc) cores,"
+  echo "kernel $(uname -r), load at end $(cut -d' ' -f1-3 /proc/loadavg), real kube-proxy v1.30.3 $size pair)."
+  echo
+  echo "| node | standard tool (median wall, peak RSS, user+sys CPU; each run's wall) | dpscope snapshot (same) | time ratio | RSS ratio | CPU ratio |"
+  echo "|---|---|---|---|---|---|"
+} >"$out"
+row "nftables mode" '`nft -j list ruleset`' nft dps_nft
+row "nftables mode, \`--rules\`" '`nft -j list ruleset`' nft dps_nft_rules
+row "iptables mode (nft backend)" '`iptables-nft-save` + `ip6tables-nft-save`' ipt dps_ipt
+{
+  cat "$work/table"
+  echo
+  echo "Receive-only floor on the nftables node (\`--bench-receive-only\`): $(median floor1 2) s with one socket,"
+  echo "$(median floorN 2) s with the default sockets (medians)."
+} >>"$out"
+echo
+cat "$out"
