@@ -45,21 +45,7 @@ unpack() {  # unpack DIR NAME -> stdout
   else cat "$1/$2"; fi
 }
 
-measure() {  # measure LABEL CMD...: appends "LABEL wall rss user sys" to $work/samples
-  label=$1
-  shift
-  /usr/bin/time -f '%e %M %U %S' -o "$work/time" "$@" >/dev/null 2>"$work/err" || {
-    echo "bench: $label failed:" >&2
-    cat "$work/err" >&2
-    exit 1
-  }
-  echo "$label $(tail -n 1 "$work/time")" >>"$work/samples"
-}
-
-median() {  # median LABEL FIELD(2=wall,3=rss,cpu)
-  awk -v l="$1" -v f="$2" '$1 == l { print (f == "cpu" ? $4 + $5 : $f) }' "$work/samples" | sort -n |
-    awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
+. "$here/bench/samples.sh"
 
 samples() {  # samples LABEL: every wall time, in run order
   awk -v l="$1" '$1 == l { printf "%s%s", sep, $2; sep = " / " }' "$work/samples"
