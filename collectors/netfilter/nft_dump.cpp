@@ -19,6 +19,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <mutex>
 #include <thread>
 
@@ -480,6 +481,21 @@ unsigned worker_count(const Options& options) {
 // calling thread, so they live in its network namespace.
 void dump_contents(Attempt& a, const Options& options, const std::vector<bool>& iptables_table) {
   const size_t jobs = a.chains.size() + a.sets.size();
+  // Chains are taken in the order the snapshot will list them (canonicalize's
+  // table and chain order), not the kernel's: the spool then holds them nearly
+  // in the order the writer reads them back, a window at a time.
+  std::vector<size_t> table_rank(a.tables.size()), by_table(a.tables.size());
+  std::iota(by_table.begin(), by_table.end(), size_t{0});
+  std::sort(by_table.begin(), by_table.end(),
+            [&](size_t x, size_t y) { return model::table_order_less(a.tables[x].table, a.tables[y].table); });
+  for (size_t r = 0; r < by_table.size(); ++r) table_rank[by_table[r]] = r;
+  std::vector<size_t> chain_order(a.chains.size());
+  std::iota(chain_order.begin(), chain_order.end(), size_t{0});
+  std::sort(chain_order.begin(), chain_order.end(), [&](size_t x, size_t y) {
+    const ChainInfo &cx = a.chains[x], &cy = a.chains[y];
+    if (cx.table != cy.table) return table_rank[cx.table] < table_rank[cy.table];
+    return model::chain_order_less(a.chain(cx), a.chain(cy));
+  });
   std::atomic<size_t> next{0};
   auto work = [&] {
     NlSocket sock;
@@ -491,7 +507,7 @@ void dump_contents(Attempt& a, const Options& options, const std::vector<bool>& 
       if (a.moved || a.error) return;
       int err = 0;
       if (i < a.chains.size()) {
-        ChainInfo& c = a.chains[i];
+        ChainInfo& c = a.chains[chain_order[i]];
         err = dump_rules(sock, a, c, iptables_table[c.table], options);
       } else {
         SetInfo& s = a.sets[i - a.chains.size()];

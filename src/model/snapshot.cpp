@@ -55,12 +55,14 @@ bool chain_order_less(const Chain& a, const Chain& b) {
   return key(a) < key(b);
 }
 
+bool table_order_less(const Table& a, const Table& b) {
+  return std::make_tuple(static_cast<int>(a.backend), family_rank(a.family), std::cref(a.family), std::cref(a.name)) <
+         std::make_tuple(static_cast<int>(b.backend), family_rank(b.family), std::cref(b.family), std::cref(b.name));
+}
+
 void canonicalize(Snapshot& s) {
   auto& tables = s.netfilter.tables;
-  std::sort(tables.begin(), tables.end(), [](const Table& a, const Table& b) {
-    return std::make_tuple(static_cast<int>(a.backend), family_rank(a.family), a.family, a.name) <
-           std::make_tuple(static_cast<int>(b.backend), family_rank(b.family), b.family, b.name);
-  });
+  std::sort(tables.begin(), tables.end(), table_order_less);
   for (auto& t : tables) {
     if (!std::is_sorted(t.chains.begin(), t.chains.end(), chain_order_less)) {  // importers give them in order
       std::sort(t.chains.begin(), t.chains.end(), chain_order_less);

@@ -316,6 +316,8 @@ Backend backend_from_string(const std::string& s);
 void canonicalize(Snapshot& s);
 // The chain order canonicalize() gives a table: base chains in hook order, then by name.
 bool chain_order_less(const Chain& a, const Chain& b);
+// The table order it gives a snapshot: by (backend, family, name).
+bool table_order_less(const Table& a, const Table& b);
 
 // Fills Chain::rule_count from rules where rules_recorded.
 void refresh_counts(Snapshot& s);

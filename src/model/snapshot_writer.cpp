@@ -740,7 +740,19 @@ bool RuleTextBuffer::write_to(const Table& table, size_t chain_index, const Chai
 struct RuleSpool::Impl {
   UniqueFd fd;
   mutable std::mutex mu;
-  uint64_t end = 0;  // bytes written
+  size_t batch_size = 0;
+  uint64_t end = 0;      // bytes stored
+  uint64_t written = 0;  // of which in the file; the rest is `pending`
+  // Chains arrive a few hundred bytes at a time from several threads: one
+  // pwrite each put the threads in a queue on the lock and the inode (30k
+  // writes at 3000 Services). They are gathered here and written a batch at
+  // a time; a batch the file refused stays here for good.
+  std::string pending;
+  // The writer asks for chains in the snapshot's order, which collectors
+  // store them in, give or take the threads: one read of a batch's worth
+  // serves the next many chains.
+  mutable std::string window;
+  mutable uint64_t window_at = 0;
   struct Span {
     uint64_t offset = 0, length = 0;
   };
@@ -751,7 +763,7 @@ struct RuleSpool::Impl {
   std::vector<std::unique_ptr<char[]>> name_blocks;
   char* block_at = nullptr;
   size_t block_left = 0;
-  std::atomic<int> failed{0};  // errno of the first failed write
+  int failed = 0;  // errno of the first failed write
 
   static std::string table_key(Backend backend, const std::string& family, const std::string& table) {
     std::string k(to_string(backend));
@@ -783,9 +795,50 @@ struct RuleSpool::Impl {
     auto c = t->second.find(chain);
     return c == t->second.end() ? nullptr : &c->second;
   }
+  // Under mu. Writes `pending` to the file; on failure it stays in memory
+  // (the chains in it are not lost) and nothing more is taken.
+  void flush() {
+    if (failed || pending.empty()) return;
+    for (size_t off = 0; off < pending.size();) {
+      const ssize_t n = ::pwrite(fd.get(), pending.data() + off, pending.size() - off,
+                                 static_cast<off_t>(written + off));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        failed = n < 0 ? errno : ENOSPC;  // a full /tmp
+        return;
+      }
+      off += static_cast<size_t>(n);
+    }
+    written += pending.size();
+    pending.clear();
+  }
+  // Under mu. The text of `span` to `sink`.
+  void read(const Span& span, const std::function<void(std::string_view)>& sink) const {
+    if (span.offset >= written) return sink(std::string_view(pending).substr(span.offset - written, span.length));
+    if (span.length > batch_size) return read_back(fd.get(), span.offset, span.length, sink);
+    if (span.offset < window_at || span.offset + span.length > window_at + window.size()) {
+      // Starts a little before the chain: the threads that stored them finish
+      // chains a few places out of order.
+      const uint64_t behind = std::min<uint64_t>(span.offset, batch_size / 8);
+      window_at = span.offset - behind;
+      window.resize(static_cast<size_t>(std::min<uint64_t>(std::max<uint64_t>(batch_size, behind + span.length),
+                                                           written - window_at)));
+      for (size_t got = 0; got < window.size();) {
+        const ssize_t n = ::pread(fd.get(), window.data() + got, window.size() - got, static_cast<off_t>(window_at + got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+          window.clear();
+          throw std::runtime_error(std::string("reading back rule text: ") + std::strerror(n < 0 ? errno : EIO));
+        }
+        got += static_cast<size_t>(n);
+      }
+    }
+    sink(std::string_view(window).substr(span.offset - window_at, span.length));
+  }
 };
 
-RuleSpool::RuleSpool() : impl_(new Impl) {
+RuleSpool::RuleSpool(size_t batch_size) : impl_(new Impl) {
+  impl_->batch_size = std::max<size_t>(batch_size, 1);
   const char* dir = std::getenv("TMPDIR");
   for (const char* d : {dir, "/tmp"}) {
     if (d == nullptr || *d == '\0') continue;
@@ -801,22 +854,13 @@ RuleSpool::~RuleSpool() { delete impl_; }
 
 bool RuleSpool::store(Backend backend, const std::string& family, const std::string& table, const std::string& chain,
                       std::vector<Rule>& rules) {
-  if (impl_->failed) return false;
   RuleLines lines;  // rendered outside the lock
   for (const auto& r : rules) lines.add(r);
   const std::string& text = lines.text();
   std::lock_guard lock(impl_->mu);
-  Impl::Span span{impl_->end, text.size()};
-  for (size_t off = 0; off < text.size();) {
-    const ssize_t n = ::pwrite(impl_->fd.get(), text.data() + off, text.size() - off,
-                               static_cast<off_t>(impl_->end + off));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      impl_->failed = n < 0 ? errno : ENOSPC;  // a full /tmp: the rules stay in memory from now on
-      return false;
-    }
-    off += static_cast<size_t>(n);
-  }
+  if (impl_->failed) return false;
+  const Impl::Span span{impl_->end, text.size()};
+  impl_->pending += text;
   impl_->end += text.size();
   auto& chains = impl_->tables[Impl::table_key(backend, family, table)];
   if (auto it = chains.find(chain); it != chains.end()) {
@@ -824,12 +868,16 @@ bool RuleSpool::store(Backend backend, const std::string& family, const std::str
   } else {
     chains.emplace(impl_->keep(chain), span);
   }
+  if (impl_->pending.size() >= impl_->batch_size) impl_->flush();
   rules.clear();
   rules.shrink_to_fit();
   return true;
 }
 
-int RuleSpool::failure() const { return impl_->failed; }
+int RuleSpool::failure() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->failed;
+}
 
 void RuleSpool::reset() {
   std::lock_guard lock(impl_->mu);
@@ -837,38 +885,30 @@ void RuleSpool::reset() {
   impl_->name_blocks.clear();
   impl_->block_at = nullptr;
   impl_->block_left = 0;
-  impl_->end = 0;
+  impl_->end = impl_->written = 0;
+  impl_->pending.clear();
+  impl_->window.clear();
+  impl_->window_at = 0;
+  impl_->failed = 0;
   if (::ftruncate(impl_->fd.get(), 0) != 0) throw SystemError("truncating the rule text file", errno);
 }
 
 bool RuleSpool::append_to(Backend backend, const std::string& family, const std::string& table,
                           const std::string& chain, std::string& out) const {
-  std::lock_guard lock(impl_->mu);
-  const Impl::Span* span = impl_->find(backend, family, table, chain);
-  if (span == nullptr) return false;
-  const Impl::Span found = *span;
-  const size_t at = out.size();
-  out.resize(at + found.length);
-  for (size_t off = 0; off < found.length;) {
-    const ssize_t n = ::pread(impl_->fd.get(), out.data() + at + off, found.length - off,
-                              static_cast<off_t>(found.offset + off));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw std::runtime_error(std::string("reading back rule text: ") + std::strerror(n < 0 ? errno : EIO));
-    off += static_cast<size_t>(n);
-  }
-  return true;
+  return write_to_sink(backend, family, table, chain, [&out](std::string_view text) { out += text; });
 }
 
 bool RuleSpool::write_to(const Table& table, size_t /*chain_index*/, const Chain& chain,
                          const std::function<void(std::string_view)>& sink) const {
-  Impl::Span span;
-  {
-    std::lock_guard lock(impl_->mu);
-    const Impl::Span* found = impl_->find(table.backend, table.family, table.name, chain.name);
-    if (found == nullptr) return false;
-    span = *found;
-  }
-  read_back(impl_->fd.get(), span.offset, span.length, sink);
+  return write_to_sink(table.backend, table.family, table.name, chain.name, sink);
+}
+
+bool RuleSpool::write_to_sink(Backend backend, const std::string& family, const std::string& table,
+                              const std::string& chain, const std::function<void(std::string_view)>& sink) const {
+  std::lock_guard lock(impl_->mu);
+  const Impl::Span* span = impl_->find(backend, family, table, chain);
+  if (span == nullptr) return false;
+  impl_->read(*span, sink);
   return true;
 }
 

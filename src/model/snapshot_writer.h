@@ -120,15 +120,16 @@ class RuleTextBuffer : public RuleText {
 class RuleSpool : public RuleText {
  public:
   // Opens the temporary file (O_TMPFILE under $TMPDIR, else /tmp). Throws
-  // SystemError when it cannot: callers then keep rules in memory.
-  RuleSpool();
+  // SystemError when it cannot: callers then keep rules in memory. Text is
+  // written to the file `batch_size` bytes at a time and read back as much.
+  explicit RuleSpool(size_t batch_size = size_t{1} << 20);
   ~RuleSpool();
   RuleSpool(const RuleSpool&) = delete;
   RuleSpool& operator=(const RuleSpool&) = delete;
 
-  // Stores a chain's rules under its identity and empties `rules`. False when
-  // the file cannot take them (a full /tmp): `rules` is left as it was, and
-  // the caller keeps them in memory.
+  // Stores a chain's rules under its identity and empties `rules`. False once
+  // the file has refused a batch (a full /tmp; that batch stays in memory):
+  // `rules` is left as it was, and the caller keeps them in memory.
   bool store(Backend backend, const std::string& family, const std::string& table, const std::string& chain,
              std::vector<Rule>& rules);
   // errno of the first failed store, 0 when none failed.
@@ -145,6 +146,8 @@ class RuleSpool : public RuleText {
                 const std::function<void(std::string_view)>& sink) const override;
 
  private:
+  bool write_to_sink(Backend backend, const std::string& family, const std::string& table, const std::string& chain,
+                     const std::function<void(std::string_view)>& sink) const;
   struct Impl;
   Impl* impl_;
 };

@@ -231,30 +231,62 @@ namespace dpscope::model {
 namespace {
 
 // A spool whose file stops taking writes (here: RLIMIT_FSIZE, as a full /tmp
-// would) refuses the chain and leaves its rules in place, so the collector
-// keeps them in memory; the file written is still the whole snapshot.
+// would) keeps the batch it could not write in memory and refuses every chain
+// after it, leaving their rules in place, so the collector keeps them in
+// memory; the file written is still the whole snapshot.
 TEST(RuleSpool, AFullFileLeavesTheRulesInMemory) {
   const Snapshot s = populated();
   Snapshot parked = s;
-  RuleSpool spool;
+  RuleSpool spool(1);  // a batch per chain: the first store writes
   rlimit old{};
   ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
   auto* previous = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of the signal
   rlimit tiny = old;
   tiny.rlim_cur = 16;
   ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &tiny), 0);
-  Chain& pre = parked.netfilter.tables[0].chains[0];
-  const auto rules = pre.rules;
-  const bool stored = spool.store(Backend::IptablesNft, "ip", "nat", pre.name, pre.rules);
+  Chain& first = parked.netfilter.tables[0].chains[0];
+  ASSERT_FALSE(first.rules.empty());
+  const bool first_stored = spool.store(parked.netfilter.tables[0].backend, parked.netfilter.tables[0].family,
+                                        parked.netfilter.tables[0].name, first.name, first.rules);
+  for (auto& t : parked.netfilter.tables) {
+    for (auto& c : t.chains) {
+      if (&c == &first || c.rules.empty()) continue;
+      const auto rules = c.rules;
+      EXPECT_FALSE(spool.store(t.backend, t.family, t.name, c.name, c.rules));
+      EXPECT_EQ(c.rules, rules);  // stays off: nothing after the failed batch is taken
+    }
+  }
+  std::vector<Rule> more = s.netfilter.tables[0].chains[0].rules;
+  const auto copy = more;
+  const bool more_stored = spool.store(Backend::IptablesNft, "ip", "nat", "OTHER", more);
   setrlimit(RLIMIT_FSIZE, &old);
   std::signal(SIGXFSZ, previous);
-  EXPECT_FALSE(stored);
-  EXPECT_EQ(pre.rules, rules);
+  EXPECT_TRUE(first_stored);  // its text is the batch kept in memory
+  EXPECT_TRUE(first.rules.empty());
+  EXPECT_FALSE(more_stored);
+  EXPECT_EQ(more, copy);
   EXPECT_EQ(spool.failure(), EFBIG);
-  std::vector<Rule> more = rules;
-  EXPECT_FALSE(spool.store(Backend::IptablesNft, "ip", "nat", "OTHER", more));  // stays off
-  EXPECT_EQ(more, rules);
   EXPECT_EQ(test::snapshot_text(parked, &spool), test::snapshot_text(s));
+}
+
+// Chains are written a batch at a time and read back through a window of the
+// same size: a batch smaller than one chain, chains read in another order
+// than stored, and text still only in the pending batch all give the bytes
+// the rules in memory give.
+TEST(RuleSpool, BatchesAndReadWindowKeepTheBytes) {
+  const Snapshot s = populated();
+  const std::string from_memory = streamed(s);
+  for (size_t batch : {size_t{1}, size_t{64}, size_t{1} << 20}) {
+    Snapshot parked = s;
+    RuleSpool spool(batch);
+    for (auto& t : parked.netfilter.tables) {
+      for (auto& c : t.chains) {
+        if (!c.rules.empty()) ASSERT_TRUE(spool.store(t.backend, t.family, t.name, c.name, c.rules));
+      }
+    }
+    EXPECT_EQ(test::snapshot_text(parked, &spool), from_memory) << "batch " << batch;
+    EXPECT_EQ(test::snapshot_text(parked, &spool), from_memory) << "read twice, batch " << batch;
+  }
 }
 
 }  // namespace
