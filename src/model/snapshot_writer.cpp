@@ -753,6 +753,7 @@ struct RuleSpool::Impl {
   // serves the next many chains.
   mutable std::string window;
   mutable uint64_t window_at = 0;
+  mutable size_t served = 0;  // chains the window has given
   struct Span {
     uint64_t offset = 0, length = 0;
   };
@@ -814,15 +815,22 @@ struct RuleSpool::Impl {
   }
   // Under mu. The text of `span` to `sink`.
   void read(const Span& span, const std::function<void(std::string_view)>& sink) const {
+    static constexpr uint64_t kWindow = 64 << 10, kBehind = 8 << 10;
     if (span.offset >= written) return sink(std::string_view(pending).substr(span.offset - written, span.length));
-    if (span.length > batch_size) return read_back(fd.get(), span.offset, span.length, sink);
+    if (span.length > kWindow) return read_back(fd.get(), span.offset, span.length, sink);
     if (span.offset < window_at || span.offset + span.length > window_at + window.size()) {
-      // Starts a little before the chain: the threads that stored them finish
-      // chains a few places out of order.
-      const uint64_t behind = std::min<uint64_t>(span.offset, batch_size / 8);
+      // Starts a little before the chain (the threads that stored them finish
+      // chains a few places out of order); just the chain when the last
+      // window served only one and this one is far from it (chains asked in
+      // no order the spool knows).
+      const uint64_t last_end = window_at + window.size();
+      const bool near_last = span.offset + kWindow >= window_at && span.offset <= last_end + kWindow;
+      const bool ahead = window.empty() || served > 1 || near_last;
+      const uint64_t behind = ahead ? std::min(span.offset, kBehind) : 0;
       window_at = span.offset - behind;
-      window.resize(static_cast<size_t>(std::min<uint64_t>(std::max<uint64_t>(batch_size, behind + span.length),
-                                                           written - window_at)));
+      window.resize(static_cast<size_t>(
+          std::min<uint64_t>(std::max<uint64_t>(ahead ? kWindow : 0, behind + span.length), written - window_at)));
+      served = 0;
       for (size_t got = 0; got < window.size();) {
         const ssize_t n = ::pread(fd.get(), window.data() + got, window.size() - got, static_cast<off_t>(window_at + got));
         if (n < 0 && errno == EINTR) continue;
@@ -833,6 +841,7 @@ struct RuleSpool::Impl {
         got += static_cast<size_t>(n);
       }
     }
+    ++served;
     sink(std::string_view(window).substr(span.offset - window_at, span.length));
   }
 };
@@ -889,6 +898,7 @@ void RuleSpool::reset() {
   impl_->pending.clear();
   impl_->window.clear();
   impl_->window_at = 0;
+  impl_->served = 0;
   impl_->failed = 0;
   if (::ftruncate(impl_->fd.get(), 0) != 0) throw SystemError("truncating the rule text file", errno);
 }

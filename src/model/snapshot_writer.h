@@ -121,7 +121,7 @@ class RuleSpool : public RuleText {
  public:
   // Opens the temporary file (O_TMPFILE under $TMPDIR, else /tmp). Throws
   // SystemError when it cannot: callers then keep rules in memory. Text is
-  // written to the file `batch_size` bytes at a time and read back as much.
+  // written to the file `batch_size` bytes at a time.
   explicit RuleSpool(size_t batch_size = size_t{1} << 20);
   ~RuleSpool();
   RuleSpool(const RuleSpool&) = delete;

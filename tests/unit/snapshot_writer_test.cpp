@@ -277,15 +277,20 @@ TEST(RuleSpool, BatchesAndReadWindowKeepTheBytes) {
   const Snapshot s = populated();
   const std::string from_memory = streamed(s);
   for (size_t batch : {size_t{1}, size_t{64}, size_t{1} << 20}) {
-    Snapshot parked = s;
-    RuleSpool spool(batch);
-    for (auto& t : parked.netfilter.tables) {
-      for (auto& c : t.chains) {
-        if (!c.rules.empty()) ASSERT_TRUE(spool.store(t.backend, t.family, t.name, c.name, c.rules));
+    for (bool reverse : {false, true}) {
+      Snapshot parked = s;
+      RuleSpool spool(batch);
+      std::vector<std::pair<Table*, Chain*>> chains;
+      for (auto& t : parked.netfilter.tables) {
+        for (auto& c : t.chains) chains.emplace_back(&t, &c);
       }
+      if (reverse) std::reverse(chains.begin(), chains.end());
+      for (auto [t, c] : chains) {
+        if (!c->rules.empty()) ASSERT_TRUE(spool.store(t->backend, t->family, t->name, c->name, c->rules));
+      }
+      EXPECT_EQ(test::snapshot_text(parked, &spool), from_memory) << "batch " << batch << " reverse " << reverse;
+      EXPECT_EQ(test::snapshot_text(parked, &spool), from_memory) << "read twice, batch " << batch;
     }
-    EXPECT_EQ(test::snapshot_text(parked, &spool), from_memory) << "batch " << batch;
-    EXPECT_EQ(test::snapshot_text(parked, &spool), from_memory) << "read twice, batch " << batch;
   }
 }
 
