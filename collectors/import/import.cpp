@@ -93,6 +93,53 @@ void Importer::add_ipset_save(const std::string& path) {
   note_input(path);
 }
 
+// One IPVS table per node: a second services input is an error (two
+// listings of the same table would count every service twice).
+void Importer::add_ipvs(model::Ipvs ipvs, const std::string& origin, const char* option) {
+  auto& have = snapshot_.ipvs;
+  if (have.loaded) {
+    throw InputError(origin, 0, std::string(option) + ": the IPVS table is already given by an earlier "
+                                "--ipvsadm-save or --ipvsadm-list input");
+  }
+  auto addresses = std::move(have.interface_addresses);
+  have = std::move(ipvs);
+  have.collected = true;
+  have.loaded = true;
+  if (addresses) have.interface_addresses = std::move(addresses);
+}
+
+void Importer::add_ipvsadm_save(const std::string& path) {
+  const std::string text = model::read_file(path);
+  const std::string origin = origin_of(path);
+  if (!text.empty()) check_text(text, origin);  // no services: ipvsadm-save prints nothing
+  add_ipvs(model::parse_ipvsadm_save(text, origin), origin, "--ipvsadm-save");
+  note_input(path);
+}
+
+void Importer::add_ipvsadm_list(const std::string& path) {
+  const std::string text = model::read_file(path);
+  const std::string origin = origin_of(path);
+  check_text(text, origin);  // ipvsadm -Ln always prints its header
+  add_ipvs(model::parse_ipvsadm_list(text, origin), origin, "--ipvsadm-list");
+  note_input(path);
+}
+
+void Importer::add_ip_addr(const std::string& path) {
+  const std::string text = model::read_file(path);
+  const std::string origin = origin_of(path);
+  check_text(text, origin);
+  auto& have = snapshot_.ipvs;
+  if (have.interface_addresses) throw InputError(origin, 0, "--ip-addr: addresses already given by an earlier input");
+  have.interface_addresses = model::parse_ip_addr(text, origin);
+  if (!have.collected) {
+    // Addresses without the IPVS table: the table itself was not imported.
+    have.collected = true;
+    have.loaded = false;
+    have.reason = "not imported: no --ipvsadm-save or --ipvsadm-list input";
+  }
+  note_input(path);
+}
+
 void Importer::add(std::vector<model::Table> tables, const std::string& origin) {
   auto& existing = snapshot_.netfilter.tables;
   for (auto& t : tables) {

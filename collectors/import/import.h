@@ -80,6 +80,12 @@ class Importer {
   void add_nft_json(const std::string& path);
   // `ipset save` output: the ipsets section (model/ipset.h). A set name in two inputs is an error.
   void add_ipset_save(const std::string& path);
+  // `ipvsadm-save -n` or `ipvsadm -Ln` output: the ipvs section (model/ipvs.h),
+  // one of them per node; `ip -o addr show` output: the addresses of its dummy
+  // interfaces (kube-ipvs0, kube-dummy-if).
+  void add_ipvsadm_save(const std::string& path);
+  void add_ipvsadm_list(const std::string& path);
+  void add_ip_addr(const std::string& path);
 
   // Merges tables read from `origin`. The same table (backend, family, name)
   // from two inputs is an error, with one exception: an iptables-nft table
@@ -102,6 +108,7 @@ class Importer {
   model::Snapshot finish(const std::string& node_name);
 
  private:
+  void add_ipvs(model::Ipvs ipvs, const std::string& origin, const char* option);
   model::Snapshot snapshot_;
   model::RuleTextBuffer rule_text_;
   // (backend, family, name) -> the input it came from.

@@ -19,6 +19,7 @@
 #include "cli/phase_timer.h"
 #include "cli/progress.h"
 #include "collectors/bpf/bpf.h"
+#include "collectors/ipvs/ipvs.h"
 #include "collectors/netfilter/ipset.h"
 #include "collectors/netfilter/netfilter.h"
 #include "collectors/proc/proc.h"
@@ -196,6 +197,8 @@ int run_snapshot(const SnapshotSettings& settings) {
   netfilter::collect(snapshot, nf);
   progress.phase("reading ipsets");
   netfilter::collect_ipsets(snapshot, nf.netns);
+  progress.phase("reading IPVS");
+  ipvs::collect(snapshot, nf.netns);
   phase("netfilter");
   if (!settings.no_ebpf) {
     progress.phase("reading eBPF");

@@ -405,8 +405,19 @@ std::vector<IpvsInterfaceAddress> parse_ip_addr(const std::string& text, const s
 
 json ipvs_to_json(const Ipvs& s) {
   json j = {{"collected", s.collected}, {"loaded", s.loaded}};
+  // The dummy interfaces' addresses are facts of their own: a kube-ipvs0
+  // left behind on a node without IPVS is a leftover worth seeing.
+  auto put_addresses = [&] {
+    if (!s.interface_addresses) return;
+    json a = json::array();
+    for (const auto& x : *s.interface_addresses) {
+      a.push_back({{"interface", x.interface}, {"address", x.address}, {"prefix_len", x.prefix_len}});
+    }
+    j["interface_addresses"] = std::move(a);
+  };
   if (!s.loaded) {
     j["reason"] = s.reason;
+    put_addresses();
     return j;
   }
   if (!s.version.empty()) j["version"] = s.version;
@@ -438,13 +449,7 @@ json ipvs_to_json(const Ipvs& s) {
     services.push_back(std::move(o));
   }
   j["services"] = std::move(services);
-  if (s.interface_addresses) {
-    json a = json::array();
-    for (const auto& x : *s.interface_addresses) {
-      a.push_back({{"interface", x.interface}, {"address", x.address}, {"prefix_len", x.prefix_len}});
-    }
-    j["interface_addresses"] = std::move(a);
-  }
+  put_addresses();
   return j;
 }
 

@@ -548,8 +548,13 @@ json to_json(const Snapshot& s) {
   for (const auto& u : s.unavailable) {
     unavailable.push_back({{"section", u.section}, {"reason", u.reason}, {"errno", u.error}, {"hint", u.hint}});
   }
-  const bool v2_1 = s.ipsets.collected && (s.schema == kSchema || s.schema == kSchemaV2_1);
-  json j = {{"schema", v2_1 ? std::string(kSchemaV2_1) : s.schema},
+  // The minor version is the newest optional section the snapshot holds.
+  const bool current = s.schema == kSchema || s.schema == kSchemaV2_1 || s.schema == kSchemaV2_2;
+  const std::string schema = !current             ? s.schema
+                             : s.ipvs.collected   ? kSchemaV2_2
+                             : s.ipsets.collected ? kSchemaV2_1
+                                                  : kSchema;
+  json j = {{"schema", schema},
             {"node", std::move(node)},
             {"netfilter",
              {{"collected", s.netfilter.collected}, {"collection", std::move(collection)}, {"tables", std::move(tables)}}},
@@ -559,6 +564,7 @@ json to_json(const Snapshot& s) {
   // from before it keep their exact form.
   if (s.agents.collected) j["agents"] = agents_to_json(s.agents);
   if (s.ipsets.collected) j["ipsets"] = ipsets_to_json(s.ipsets);
+  if (s.ipvs.collected) j["ipvs"] = ipvs_to_json(s.ipvs);
   return j;
 }
 
@@ -621,6 +627,7 @@ Snapshot from_json(const json& j, const std::string& origin) {
     if (r.has("ebpf")) s.ebpf = read_ebpf(r.at("ebpf"));
     if (r.has("agents")) s.agents = agents_from_json(r.at("agents").raw(), "/agents");
     if (r.has("ipsets")) s.ipsets = ipsets_from_json(r.at("ipsets").raw(), "/ipsets");
+    if (r.has("ipvs")) s.ipvs = ipvs_from_json(r.at("ipvs").raw(), "/ipvs");
     if (r.has("unavailable")) {
       for (const auto& u : r.at("unavailable").items()) {
         s.unavailable.push_back({u.at("section").str(), u.str_or("reason"), u.num_or<int>("errno", 0), u.str_or("hint")});

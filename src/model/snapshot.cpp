@@ -82,6 +82,7 @@ void canonicalize(Snapshot& s) {
   }
   canonicalize(s.agents);
   canonicalize(s.ipsets);
+  canonicalize(s.ipvs);
   auto by_id = [](const auto& a, const auto& b) { return a.id < b.id; };
   std::sort(s.ebpf.programs.begin(), s.ebpf.programs.end(), by_id);
   std::sort(s.ebpf.maps.begin(), s.ebpf.maps.end(), by_id);

@@ -14,6 +14,7 @@
 #include "model/agents.h"
 #include "model/heap_optional.h"
 #include "model/ipset.h"
+#include "model/ipvs.h"
 
 namespace dpscope::model {
 
@@ -26,6 +27,8 @@ inline constexpr const char* kSchemaV1 = "dpscope.snapshot/v1";
 // v2.1 adds the optional "ipsets" section. A snapshot is written as v2.1 only
 // when it holds one, so files without it stay byte-identical v2 files.
 inline constexpr const char* kSchemaV2_1 = "dpscope.snapshot/v2.1";
+// v2.2 adds the optional "ipvs" section, written as v2.2 only when it holds one.
+inline constexpr const char* kSchemaV2_2 = "dpscope.snapshot/v2.2";
 
 // ---------------------------------------------------------------- node
 
@@ -299,6 +302,7 @@ struct Snapshot {
   Ebpf ebpf;
   Agents agents;   // model/agents.h; absent from snapshots written before it
   Ipsets ipsets;   // model/ipset.h; absent when not read (v2.1)
+  Ipvs ipvs;       // model/ipvs.h; absent when not read (v2.2)
   std::vector<Unavailable> unavailable;
   bool operator==(const Snapshot&) const = default;
 };

@@ -1006,13 +1006,14 @@ Snapshot read_snapshot(Input&& input, InputControl& in, Reopen reopen, const std
   }
   Snapshot s = from_json(root, origin);  // schema first: a v3 file is "unsupported", not a chain error
   // A newer minor version only adds fields; say which ones this dpscope ignores.
-  if (options.warn && s.schema != kSchema && s.schema != kSchemaV1 && s.schema != kSchemaV2_1) {
+  if (options.warn && s.schema != kSchema && s.schema != kSchemaV1 && s.schema != kSchemaV2_1 &&
+      s.schema != kSchemaV2_2) {
     const auto unknown = unknown_fields(root, s);
     if (!unknown.empty()) {
       std::string list;
       for (size_t i = 0; i < unknown.size() && i < 8; ++i) list += (i ? ", " : "") + unknown[i];
       if (unknown.size() > 8) list += ", ... (" + std::to_string(unknown.size() - 8) + " more)";
-      options.warn(inert(origin + ": schema \"" + s.schema + "\" is newer than this dpscope's \"" + kSchemaV2_1 + "\": " +
+      options.warn(inert(origin + ": schema \"" + s.schema + "\" is newer than this dpscope's \"" + kSchemaV2_2 + "\": " +
                    std::to_string(unknown.size()) + " unknown field" + (unknown.size() == 1 ? "" : "s") +
                    " ignored (" + list + ")"));  // field names come from the file
     }

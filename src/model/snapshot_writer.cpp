@@ -532,6 +532,7 @@ void write_snapshot(const Snapshot& s, std::FILE* out, const RuleText* rule_text
   rest.ebpf = s.ebpf;
   rest.agents = s.agents;
   rest.ipsets = s.ipsets;
+  rest.ipvs = s.ipvs;
   rest.unavailable = s.unavailable;
   const std::string text = to_json(rest).dump(1);
   const std::string marker = "\n  \"tables\": []";

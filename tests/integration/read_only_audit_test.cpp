@@ -76,6 +76,8 @@ TEST_F(ReadOnlyAudit, SnapshotSendsOnlyReads) {
   size_t netlink_messages = 0, bpf_calls = 0;
   const std::regex bpf_cmd("bpf\\((BPF_[A-Z_]+)");
   const std::regex nl_type("nlmsg_type=([A-Za-z0-9_<|>]+)");
+  const std::regex genl_cmd("nlmsg_pid=[0-9]+\\}, \"\\\\x([0-9a-f]{2})");
+  size_t genl_family_dumps = 0;
   const std::set<std::string> read_bpf = {
       "BPF_PROG_GET_NEXT_ID", "BPF_MAP_GET_NEXT_ID", "BPF_LINK_GET_NEXT_ID", "BPF_BTF_GET_NEXT_ID",
       "BPF_PROG_GET_FD_BY_ID", "BPF_MAP_GET_FD_BY_ID", "BPF_LINK_GET_FD_BY_ID", "BPF_BTF_GET_FD_BY_ID",
@@ -108,6 +110,25 @@ TEST_F(ReadOnlyAudit, SnapshotSendsOnlyReads) {
             << "an ipset command that is not a read: " << line.substr(0, 300);
         continue;
       }
+      // Generic netlink: strace names the controller (nlctrl) and shows every
+      // family's command as the first payload byte. The controller is asked
+      // for a dump of the families (CTRL_CMD_GETFAMILY = 3, NLM_F_DUMP): a
+      // by-name get would load ip_vs. A dynamic family (IPVS) gets only its
+      // GET commands (IPVS_CMD_GET_SERVICE 4, _DEST 8, _DAEMON 11, _CONFIG 13, _INFO 15).
+      if (type == "nlctrl" || type.rfind("0x", 0) == 0) {
+        std::smatch g;
+        ASSERT_TRUE(std::regex_search(line, g, genl_cmd)) << line.substr(0, 300);
+        const int cmd = std::stoi(g[1].str(), nullptr, 16);
+        if (type == "nlctrl") {
+          ++genl_family_dumps;
+          EXPECT_EQ(cmd, 3) << "a controller request that is not CTRL_CMD_GETFAMILY: " << line.substr(0, 300);
+          EXPECT_NE(line.find("0x300"), std::string::npos) << "CTRL_CMD_GETFAMILY without NLM_F_DUMP: " << line;
+        } else {
+          EXPECT_TRUE(cmd == 4 || cmd == 8 || cmd == 11 || cmd == 13 || cmd == 15)
+              << "a generic netlink command that is not an IPVS read: " << line.substr(0, 300);
+        }
+        continue;
+      }
       // Every other request is a GET (a dump or one object).
       EXPECT_NE(type.find("GET"), std::string::npos) << line.substr(0, 300);
     }
@@ -115,6 +136,7 @@ TEST_F(ReadOnlyAudit, SnapshotSendsOnlyReads) {
   // The audit saw the collectors work (it could not pass on a trace of nothing).
   EXPECT_GT(netlink_messages, 3u);
   EXPECT_TRUE(ipset_commands.count("IPSET_CMD_SAVE")) << "the ipset dump was not seen";
+  EXPECT_GT(genl_family_dumps, 0u) << "the IPVS family lookup was not seen";
   EXPECT_GT(bpf_calls, 10u);
   EXPECT_TRUE(bpf_commands.count("BPF_MAP_GET_NEXT_ID")) << testing::PrintToString(bpf_commands);
   std::string types;

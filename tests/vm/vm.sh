@@ -3,11 +3,14 @@
 # small qemu VM (TCG: no KVM needed), for what this machine's kernel cannot
 # show -- eBPF memory accounting of the 5.11-6.3 band today, IPVS later.
 #
-#   tests/vm/vm.sh kernel CACHE            fetch + extract the kernel into CACHE (once)
+#   tests/vm/vm.sh kernel CACHE            fetch + extract the kernel and its modules into CACHE (once)
 #   tests/vm/vm.sh run CACHE DPSCOPE PROG OUT
 #       boots CACHE's kernel with an initramfs of busybox, bpftool, the dpscope
 #       bundle (scripts/bundle.sh DPSCOPE) and PROG (a busybox sh script run as
 #       /prog); what PROG writes to /dev/ttyS1 lands in OUT, the console in OUT.console.
+#   VM_MODULES="ip_vs ip_vs_rr ..."  kernel modules insmod'ed before PROG, each after
+#       the modules it depends on (the "depends=" of its .modinfo)
+#   VM_TOOLS="ipvsadm ip ..."        host programs copied in with their libraries
 #
 # The kernel is the linux-image-6.1.0-*-cloud-amd64 package from Debian's archive,
 # fetched with `apt-get download` and unpacked with `dpkg-deb -x`: never installed.
@@ -21,7 +24,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 
 fetch_kernel() {
   cache=$1
-  [ -e "$cache/vmlinuz" ] && return 0
+  [ -e "$cache/vmlinuz" ] && [ -e "$cache/modules/version" ] && return 0
   command -v apt-get >/dev/null || cannot "no apt-get to fetch a Debian kernel"
   pkg=$(apt-cache search --names-only '^linux-image-6\.1\.0-[0-9]+-cloud-amd64$' 2>/dev/null |
         awk '{print $1}' | sort -V | tail -n 1)
@@ -31,9 +34,49 @@ fetch_kernel() {
   (cd "$tmp" && apt-get download "$pkg" >/dev/null 2>"$tmp/err") || cannot "apt-get download $pkg: $(tail -n 1 "$tmp/err")"
   dpkg-deb -x "$tmp"/*.deb "$tmp/x"
   mkdir -p "$cache"
+  # The modules of the parts a guest program may need (netfilter, IPVS, their
+  # libraries, dummy interfaces): not the whole 6.1 tree.
+  rm -rf "$cache/modules"
+  kdir=$(ls -d "$tmp"/x/lib/modules/*)
+  for part in kernel/net/netfilter kernel/net/ipv4/netfilter kernel/net/ipv6/netfilter kernel/net/ipv6 kernel/lib \
+              kernel/drivers/net/dummy.ko kernel/crypto; do
+    for f in "$kdir/$part" "$kdir/$part.xz"; do
+      [ -e "$f" ] || continue
+      mkdir -p "$cache/modules/$(dirname "$part")"
+      cp -r "$f" "$cache/modules/$(dirname "$part")/"
+    done
+  done
+  basename "$kdir" >"$cache/modules/version"
   cp "$tmp"/x/boot/vmlinuz-* "$cache/vmlinuz.tmp"
   echo "$pkg" >"$cache/package"
   mv "$cache/vmlinuz.tmp" "$cache/vmlinuz"
+}
+
+# module_file CACHE NAME: the .ko or .ko.xz of module NAME ('-' and '_' are one).
+module_file() {
+  local want n f
+  want=$(echo "$2" | tr '-' '_')
+  find "$1/modules" -name '*.ko*' | while read -r f; do
+    n=$(basename "$f" | sed 's/\.ko.*$//' | tr '-' '_')
+    [ "$n" = "$want" ] && { echo "$f"; break; }
+  done
+}
+
+# add_module CACHE NAME DIR: NAME's dependencies, then NAME, into DIR (uncompressed),
+# each listed once in DIR/order.
+add_module() {
+  local cache name dir f deps d  # recursive: its own variables per call (dash and busybox sh have local)
+  cache=$1 name=$(echo "$2" | tr '-' '_') dir=$3
+  grep -qx "$name" "$dir/order" 2>/dev/null && return 0
+  f=$(module_file "$cache" "$name")
+  [ -n "$f" ] || die "module $name not in the kernel package"
+  case $f in
+    *.xz) xz -dc "$f" >"$dir/$name.ko" ;;
+    *) cp "$f" "$dir/$name.ko" ;;
+  esac
+  deps=$(tr '\000' '\n' <"$dir/$name.ko" | sed -n 's/^depends=//p' | tr ',' ' ')
+  for d in $deps; do add_module "$cache" "$d" "$dir"; done
+  echo "$name" >>"$dir/order"
 }
 
 # copy_with_libs BINARY DIR: BINARY and the shared libraries it loads, at their paths.
@@ -63,6 +106,14 @@ run_vm() {
   cp /bin/busybox "$r/bin/busybox"
   for a in $(busybox --list); do [ -e "$r/bin/$a" ] || ln -s busybox "$r/bin/$a"; done
   copy_with_libs "$bpftool" "$r"
+  for tool in ${VM_TOOLS:-}; do
+    path=$(command -v "$tool") || cannot "$tool is not installed here"
+    copy_with_libs "$path" "$r"
+  done
+  mkdir -p "$r/etc" "$r/modules"
+  for f in /etc/protocols /etc/services; do [ -e "$f" ] && cp "$f" "$r/etc/"; done
+  : >"$r/modules/order"
+  for m in ${VM_MODULES:-}; do add_module "$cache" "$m" "$r/modules"; done
   cp "$prog" "$r/prog"
   cat >"$r/init" <<'INIT'
 #!/bin/sh
@@ -72,6 +123,9 @@ mount -t devtmpfs dev /dev
 mount -t bpf bpf /sys/fs/bpf
 mount -t tmpfs tmp /tmp
 export PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+for m in $(cat /modules/order); do
+  insmod /modules/$m.ko >/dev/ttyS1 2>&1 || echo "vm.sh: insmod $m failed" >/dev/ttyS1
+done
 sh /prog >/dev/ttyS1 2>&1
 echo "vm.sh: prog exited $?" >/dev/ttyS1
 poweroff -f
