@@ -25,7 +25,8 @@ run_tier() {
   # --gtest_brief prints no "N tests, listed below" line: count the failed tests' own lines.
   # (a parameterized test's line carries ", where GetParam() = ..." before its time)
   f=$(grep -E '^\[  FAILED  \] [^ ]+(, where GetParam\(\) = .*)? \([0-9]+ ms\)$' "$logdir/$tier.log" | sort -u | wc -l)
-  s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\{0,1\}, listed below.*/\1/p' "$logdir/$tier.log" | tail -n1)
+  # (--gtest_brief's summary: "[  SKIPPED ] N tests." with no list)
+  s=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\{0,1\}[.,].*/\1/p' "$logdir/$tier.log" | tail -n1)
   p=${p:-0} f=${f:-0} s=${s:-0}
   if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
     f=1  # crashed or sanitizer abort before gtest could count
