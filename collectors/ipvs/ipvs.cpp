@@ -88,18 +88,19 @@ struct Attrs {
   const nlattr* operator[](size_t t) const { return t <= N ? at[t] : nullptr; }
 };
 
+// mnl's attribute callback: keeps each attribute of a known type.
+template <size_t N>
+int keep_attr(const nlattr* attr, void* data) {
+  auto* out = static_cast<Attrs<N>*>(data);
+  const uint16_t t = mnl_attr_get_type(attr);
+  if (t <= N) out->at[t] = attr;
+  return MNL_CB_OK;
+}
+
 template <size_t N>
 Attrs<N> parse_nested(const nlattr* nest) {
   Attrs<N> a;
-  mnl_attr_parse_nested(
-      nest,
-      [](const nlattr* attr, void* data) {
-        auto* out = static_cast<Attrs<N>*>(data);
-        const uint16_t t = mnl_attr_get_type(attr);
-        if (t <= N) out->at[t] = attr;
-        return MNL_CB_OK;
-      },
-      &a);
+  mnl_attr_parse_nested(nest, keep_attr<N>, &a);
   return a;
 }
 
@@ -107,15 +108,7 @@ Attrs<N> parse_nested(const nlattr* nest) {
 template <size_t N>
 Attrs<N> parse_message(const nlmsghdr* m, size_t offset) {
   Attrs<N> a;
-  mnl_attr_parse(
-      m, static_cast<unsigned>(offset),
-      [](const nlattr* attr, void* data) {
-        auto* out = static_cast<Attrs<N>*>(data);
-        const uint16_t t = mnl_attr_get_type(attr);
-        if (t <= N) out->at[t] = attr;
-        return MNL_CB_OK;
-      },
-      &a);
+  mnl_attr_parse(m, static_cast<unsigned>(offset), keep_attr<N>, &a);
   return a;
 }
 

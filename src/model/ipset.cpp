@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "model/text_fields.h"
 #include "util/error.h"
 
 namespace dpscope::model {
@@ -25,19 +26,8 @@ const Ipset* find_ipset(const Ipsets& s, const std::string& name) {
 
 namespace {
 
-std::vector<std::string> words(const std::string& s) {
-  std::vector<std::string> out;
-  std::istringstream in(s);
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
-
-std::optional<uint32_t> number(const std::string& s) {
-  if (s.empty() || s.size() > 10 || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-  const uint64_t v = std::stoull(s);
-  if (v > std::numeric_limits<uint32_t>::max()) return std::nullopt;
-  return static_cast<uint32_t>(v);
-}
+using text::number;
+using text::words;
 
 // Splits off the first `n` space-separated words of `line`; the rest, trimmed, goes to `rest`.
 std::vector<std::string> head_words(const std::string& line, size_t n, std::string& rest) {

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "model/text_fields.h"
 #include "util/error.h"
 
 namespace dpscope::model {
@@ -70,19 +71,8 @@ std::string ipvs_service_key(const IpvsService& s) {
 
 namespace {
 
-std::vector<std::string> words(const std::string& line) {
-  std::vector<std::string> out;
-  std::istringstream in(line);
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
-
-std::optional<uint32_t> number(const std::string& s) {
-  if (s.empty() || s.size() > 10 || s.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-  const uint64_t v = std::stoull(s);
-  if (v > std::numeric_limits<uint32_t>::max()) return std::nullopt;
-  return static_cast<uint32_t>(v);
-}
+using text::number;
+using text::words;
 
 struct Endpoint {
   std::string family;
