@@ -17,7 +17,8 @@ TEST_PACKAGES="libgtest-dev
   iptables nftables iproute2 bpftool procps
   nfacct time
   jq zstd strace
-  qemu-system-x86 busybox-static cpio
+  ipset ipvsadm
+  qemu-system-x86 busybox-static cpio xz-utils
   zsh fish man-db bsdutils
   chromium chromium-driver"
 

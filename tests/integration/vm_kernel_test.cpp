@@ -11,33 +11,12 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "tests/support/kernel.h"
-#include "tests/support/process.h"
+#include "tests/integration/vm_support.h"
 
 namespace dpscope::test {
 namespace {
 
 using nlohmann::json;
-
-// "=== NAME" sections of the guest's output.
-std::map<std::string, std::string> sections(const std::string& out) {
-  std::map<std::string, std::string> s;
-  std::string current;
-  size_t at = 0;
-  while (at < out.size()) {
-    size_t end = out.find('\n', at);
-    if (end == std::string::npos) end = out.size();
-    std::string line = out.substr(at, end - at);
-    if (line.rfind("=== ", 0) == 0) {
-      current = line.substr(4);
-      s[current];
-    } else if (!current.empty()) {
-      s[current] += line + "\n";
-    }
-    at = end + 1;
-  }
-  return s;
-}
 
 std::map<std::string, uint64_t> memlock_by_name(const json& maps, const char* key) {
   std::map<std::string, uint64_t> m;
@@ -49,23 +28,11 @@ std::map<std::string, uint64_t> memlock_by_name(const json& maps, const char* ke
 
 TEST(VmKernel, MemlockOn61IsTheMaxEntriesEstimate) {
   DPS_REQUIRE_ROOT();
-  const std::string vm = source_path("tests/vm/vm.sh");
-  const char* env = std::getenv("DPSCOPE_VM_CACHE");
-  const std::string cache =
-      env ? env : (std::filesystem::path(dpscope_bin()).parent_path() / "vm-kernel").string();
-  auto k = run({vm, "kernel", cache});
-  if (k.exit_code == 77) GTEST_SKIP() << "SKIPPED: second-kernel VM tier: " << k.err;
-  ASSERT_EQ(k.exit_code, 0) << k.err;
   TempDir dir;
-  auto r = run({vm, "run", cache, dpscope_bin(), source_path("tests/vm/memlock.sh"), dir.file("out.txt")});
-  if (r.exit_code == 77) GTEST_SKIP() << "SKIPPED: second-kernel VM tier: " << r.err;
+  DPS_RUN_VM("tests/vm/memlock.sh", "", dir.file("out.txt"));
   const std::string out = read_text(dir.file("out.txt"));
-  ASSERT_EQ(r.exit_code, 0) << r.err << out << read_text(dir.file("out.txt.console"));
-  auto s = sections(out);
-  std::string kernel;
-  for (const auto& [name, body] : s) {
-    if (name.rfind("kernel ", 0) == 0) kernel = name.substr(7);
-  }
+  auto s = vm::sections(out);
+  const std::string kernel = vm::guest_kernel(s);
   ASSERT_EQ(kernel.rfind("6.1.", 0), 0u) << out;
 
   const auto before = memlock_by_name(json::parse(s["before"]), "bytes_memlock");

@@ -11,6 +11,7 @@
 #   VM_MODULES="ip_vs ip_vs_rr ..."  kernel modules insmod'ed before PROG, each after
 #       the modules it depends on (the "depends=" of its .modinfo)
 #   VM_TOOLS="ipvsadm ip ..."        host programs copied in with their libraries
+#   VM_FILES="fixtures/a.txt ..."    files copied into the guest's /files/ (by base name)
 #
 # The kernel is the linux-image-6.1.0-*-cloud-amd64 package from Debian's archive,
 # fetched with `apt-get download` and unpacked with `dpkg-deb -x`: never installed.
@@ -114,6 +115,8 @@ run_vm() {
   for f in /etc/protocols /etc/services; do [ -e "$f" ] && cp "$f" "$r/etc/"; done
   : >"$r/modules/order"
   for m in ${VM_MODULES:-}; do add_module "$cache" "$m" "$r/modules"; done
+  mkdir -p "$r/files"
+  for f in ${VM_FILES:-}; do cp "$f" "$r/files/" || die "VM_FILES: cannot copy $f"; done
   cp "$prog" "$r/prog"
   cat >"$r/init" <<'INIT'
 #!/bin/sh
