@@ -50,7 +50,7 @@ $(FUZZ_BUILD)/build.ninja:
 	@CC=clang CXX=clang++ cmake -S . -B $(FUZZ_BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DDPSCOPE_FUZZ=ON -DDPSCOPE_TESTS=OFF -DDPSCOPE_BPF_FIXTURES=OFF >/dev/null
 
-FUZZ_BINS := iptables_save restore iptables_S nft_json bpftool_prog bpftool_map bpftool_net bpftool_map_dump snapshot intent ipset_save
+FUZZ_BINS := iptables_save restore iptables_S nft_json bpftool_prog bpftool_map bpftool_net bpftool_map_dump snapshot intent ipset_save ipvsadm_save ipvsadm_list ip_addr
 build-fuzz: deps $(FUZZ_BUILD)/build.ninja
 	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_BINS))
 

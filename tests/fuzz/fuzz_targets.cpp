@@ -16,6 +16,7 @@
 #include "collectors/import/import.h"
 #include "model/intent.h"
 #include "model/ipset.h"
+#include "model/ipvs.h"
 #include "model/json.h"
 #include "model/snapshot.h"
 #include "tests/support/snapshot_text.h"
@@ -99,6 +100,29 @@ void ipset_save(std::string_view text) {
     std::fprintf(stderr, "ipsets changed through their JSON form\n");
     std::abort();
   }
+}
+
+// ipvsadm's two listings and ip's addresses (import --ipvsadm-save,
+// --ipvsadm-list, --ip-addr). What the listings accept must survive the
+// snapshot's JSON form unchanged.
+void ipvs_round_trip(const model::Ipvs& s) {
+  if (model::ipvs_from_json(model::ipvs_to_json(s), "/ipvs") != s) {
+    std::fprintf(stderr, "the ipvs section changed through its JSON form\n");
+    std::abort();
+  }
+}
+void ipvsadm_save(std::string_view text) {
+  model::Ipvs s;
+  if (refused([&] { s = model::parse_ipvsadm_save(std::string(text), "fuzz"); })) return;
+  ipvs_round_trip(s);
+}
+void ipvsadm_list(std::string_view text) {
+  model::Ipvs s;
+  if (refused([&] { s = model::parse_ipvsadm_list(std::string(text), "fuzz"); })) return;
+  ipvs_round_trip(s);
+}
+void ip_addr(std::string_view text) {
+  refused([&] { model::parse_ip_addr(std::string(text), "fuzz"); });
 }
 
 // The cluster's intent (verify --intent): a kubectl List or one object.

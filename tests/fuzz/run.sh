@@ -18,7 +18,7 @@ only=${4:-}
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
 
-targets="iptables_save restore iptables_S nft_json bpftool_prog bpftool_map bpftool_net bpftool_map_dump snapshot intent ipset_save"
+targets="iptables_save restore iptables_S nft_json bpftool_prog bpftool_map bpftool_net bpftool_map_dump snapshot intent ipset_save ipvsadm_save ipvsadm_list ip_addr"
 
 # Fixture files that seed each target (in the repository, so a fresh clone has them).
 fixtures() {
@@ -35,6 +35,9 @@ fixtures() {
     bpftool_map_dump) echo "" ;;
     intent) echo "$f"/upstream/kube-proxy-intent/*.intent.json ;;
     ipset_save) echo "$f"/upstream/dataplanes/*.ipset-save.txt "$f"/bad-input/*ipset* ;;
+    ipvsadm_save) echo "$f"/ipvs/services.ipvsadm-rules "$f"/ipvs/debian-6.1/ipvsadm-save-n.txt ;;
+    ipvsadm_list) echo "$f"/upstream/ipvs/*.txt "$f"/ipvs/debian-6.1/ipvsadm-Ln.txt ;;
+    ip_addr) echo "$f"/ipvs/debian-6.1/ip-o-addr.txt ;;
     snapshot) for x in "$f"/snapshots/clusters/*/*.json; do [ "$(wc -c < "$x")" -le 65536 ] && echo "$x"; done ;;
   esac
 }
@@ -47,6 +50,7 @@ dict() {
     snapshot) cat "$here/dict/json.dict" "$here/dict/snapshot.dict" ;;
     intent) cat "$here/dict/json.dict" "$here/dict/intent.dict" ;;
     ipset_save) cat "$here/dict/ipset.dict" ;;
+    ipvsadm_*|ip_addr) cat "$here/dict/ipvs.dict" ;;
   esac
 }
 

@@ -55,6 +55,52 @@ TEST(ModelIpvs, ParsesKubeProxysReadmeListing) {
   }
 }
 
+// The same kernel state as ipvsadm-save -n, ipvsadm -Ln and ip -o addr printed
+// it on Debian's 6.1 kernel (fixtures/ipvs/debian-6.1, from tests/vm/ipvs.sh):
+// the two listings are the same services, forwarding and weights, and each is
+// what services.ipvsadm-rules asked for, after the kernel's own rewrites.
+TEST(ModelIpvs, SaveAndListOfOneKernelStateAgree) {
+  const std::string dir = test::source_path("fixtures/ipvs/debian-6.1/");
+  const Ipvs saved = parse_ipvsadm_save(test::read_text(dir + "ipvsadm-save-n.txt"), "save");
+  const Ipvs listed = parse_ipvsadm_list(test::read_text(dir + "ipvsadm-Ln.txt"), "list");
+  ASSERT_EQ(saved.services.size(), 8u);
+  ASSERT_EQ(listed.services.size(), saved.services.size());
+  std::map<std::string, const IpvsService*> by_key;
+  for (const auto& v : saved.services) by_key[ipvs_service_key(v) + " " + v.family] = &v;
+  for (const auto& v : listed.services) {
+    const std::string key = ipvs_service_key(v) + " " + v.family;
+    SCOPED_TRACE(key);
+    ASSERT_TRUE(by_key.count(key));
+    const IpvsService& w = *by_key.at(key);
+    EXPECT_EQ(v.scheduler, w.scheduler);
+    EXPECT_EQ(v.flags, w.flags);
+    EXPECT_EQ(v.persistence_timeout, w.persistence_timeout);
+    EXPECT_EQ(v.persistence_netmask, w.persistence_netmask);
+    ASSERT_EQ(v.destinations.size(), w.destinations.size());
+    for (size_t i = 0; i < v.destinations.size(); ++i) {
+      EXPECT_EQ(v.destinations[i].address, w.destinations[i].address);
+      EXPECT_EQ(v.destinations[i].port, w.destinations[i].port);
+      EXPECT_EQ(v.destinations[i].forward, w.destinations[i].forward);
+      EXPECT_EQ(v.destinations[i].weight, w.destinations[i].weight);
+    }
+  }
+  const IpvsService& sh = *by_key.at("-t 10.0.0.20:80 inet");
+  EXPECT_EQ(sh.flags, (std::vector<std::string>{"sh-fallback", "sh-port"}));
+  ASSERT_EQ(sh.destinations.size(), 2u);
+  EXPECT_EQ(sh.destinations[1].forward, "tunnel");
+  EXPECT_EQ(sh.destinations[1].tunnel_type, "ipip");
+  EXPECT_EQ(sh.destinations[1].port, 80);  // asked :8080; a tunnel keeps the service's port
+  const IpvsService& ops = *by_key.at("-f 8 -6 inet6");
+  EXPECT_EQ(ops.flags, std::vector<std::string>{"one-packet"});
+  EXPECT_TRUE(ops.destinations.empty());
+
+  const auto addrs = parse_ip_addr(test::read_text(dir + "ip-o-addr.txt"), "addr");
+  ASSERT_EQ(addrs.size(), 4u);
+  EXPECT_EQ(addrs[3].address, "fd00:10:96::a");
+  EXPECT_EQ(addrs[3].prefix_len, 128u);
+  for (const auto& a : addrs) EXPECT_EQ(a.interface, "kube-ipvs0");
+}
+
 // The forms ipvsadm 1.31's print_service_entry(FMT_RULE) writes: -t/-u/--sctp-service
 // ADDR:PORT or -f MARK, [-6] for an IPv6 fwmark service, -s, -p T [-M mask], --pe,
 // -b flags, -o; real servers -r with -m/-g/-i, -w, --tun-type.
