@@ -49,6 +49,8 @@ std::string describe(const std::vector<analysis::ServiceProgramming>& list) {
     if (sp.dataplane == "iptables" || sp.dataplane == "nftables") {
       out += sp.dataplane + ": " + std::to_string(sp.rules) + " rules, " + std::to_string(sp.chains) + " chains, " +
              std::to_string(sp.endpoints) + " endpoints";
+    } else if (sp.dataplane == "ipvs") {
+      out += "ipvs: virtual service, " + std::to_string(sp.endpoints) + " real servers";
     } else {
       out += sp.dataplane + ": frontend, " + std::to_string(sp.endpoints) + " backends";
     }

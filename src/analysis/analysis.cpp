@@ -562,7 +562,15 @@ std::string plural(uint64_t n, const std::string& one, const std::string& many) 
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
-Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e, std::vector<Dataplane> dataplanes) {
+// kube-proxy's ipvs mode without its chains in the input (an import of
+// ipvsadm and ip alone): virtual services, and VIPs on its kube-ipvs0.
+bool kube_ipvs0_in_use(const IpvsAnalysis& v) {
+  return v.services > 0 &&
+         std::find(v.dummy_interfaces.begin(), v.dummy_interfaces.end(), "kube-ipvs0") != v.dummy_interfaces.end();
+}
+
+Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e, const IpvsAnalysis& v,
+                 std::vector<Dataplane> dataplanes) {
   Mode m;
   std::vector<std::string> kube_proxy;  // which kube-proxy modes have evidence
   uint64_t ipvs_chains = n.families.count("KUBE-ipvs") ? n.families.at("KUBE-ipvs").chains : 0;
@@ -572,7 +580,7 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e, std::vector<
                          plural(n.kube_sep_chains, "KUBE-SEP chain", "KUBE-SEP chains") +
                          " (kube-proxy iptables mode programs one KUBE-SVC per service port with endpoints and one KUBE-SEP per "
                          "(service port, endpoint))");
-  } else if (ipvs_chains > 0 || !n.kube_proxy_ipvs_ipsets.empty()) {
+  } else if (ipvs_chains > 0 || !n.kube_proxy_ipvs_ipsets.empty() || kube_ipvs0_in_use(v)) {
     kube_proxy.push_back("kube-proxy-ipvs");
     if (ipvs_chains > 0) {
       m.evidence.push_back(plural(ipvs_chains, "ipvs-mode chain", "ipvs-mode chains") +
@@ -584,7 +592,13 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e, std::vector<
       m.evidence.push_back(plural(n.kube_proxy_ipvs_ipsets.size(), "ipvs-mode ipset", "ipvs-mode ipsets") + " (" + names +
                            (n.kube_proxy_ipvs_ipsets.size() > 4 ? ", ..." : "") + ")");
     }
-    m.services_hidden = "services handled by kube-proxy in IPVS; not visible here (dpscope does not read IPVS)";
+    if (v.visible() && v.loaded) {
+      m.evidence.push_back(describe(v) + " (kube-proxy's ipvs mode: one virtual service per Service port and "
+                                         "frontend, its ClusterIPs on kube-ipvs0)");
+    } else if (v.visible()) {
+      m.evidence.push_back("this kernel has no IPVS (ip_vs not loaded): no virtual service serves these Services");
+    }
+    m.services_hidden = ipvs_hidden(v, "kube-proxy");
   } else if (n.kube_services_rules > 0) {
     kube_proxy.push_back("kube-proxy-iptables");
     m.evidence.push_back(plural(n.kube_services_rules, "rule", "rules") +
@@ -778,7 +792,8 @@ NodeAnalysis analyze(const model::Snapshot& s) {
   }
   a.ebpf = analyze_ebpf(s);
   a.agents = analyze_agents(s, a.ebpf, availability_of(s, "agents", s.agents.collected));
-  a.mode = decide_mode(a.netfilter, a.ebpf, detect_dataplanes(s));
+  a.ipvs = analyze_ipvs(s);
+  a.mode = decide_mode(a.netfilter, a.ebpf, a.ipvs, detect_dataplanes(s));
   return a;
 }
 

@@ -13,7 +13,9 @@
 #include "model/json.h"
 #include "model/snapshot.h"
 #include "analysis/agents.h"
+#include "analysis/availability.h"
 #include "analysis/fingerprints.h"
+#include "analysis/ipvs.h"
 
 namespace dpscope::analysis {
 
@@ -33,38 +35,6 @@ const std::vector<ChainFamily>& chain_families();
 // The family of a chain; built-in chains (INPUT, PREROUTING, ...) are
 // "builtin", anything unmatched "other".
 const ChainFamily& family_of(std::string_view chain, bool is_base_chain);
-
-// ---------------------------------------------------------------- availability
-
-// Whether the facts behind a number were collected. A section listed in
-// Snapshot::unavailable is `unavailable` with its reason; a section that was
-// simply not part of the input (an iptables-save import has no eBPF) is
-// `collected == false` with an empty reason, or with the importer's "not
-// imported: ..." record as reason (errno 0). `incomplete` names subsections
-// that were unavailable while the rest was read.
-struct Availability {
-  bool collected = false;
-  bool unavailable = false;
-  std::string reason;                   // "EPERM: run as root (hint)" when unavailable
-  std::vector<std::string> incomplete;  // "netfilter.iptables-legacy: reason"
-  // Parts the input did not contain (an importer's "not imported" record of a
-  // child): what was read is complete, but a total over the section leaves them out.
-  std::vector<std::string> not_imported;  // "netfilter.iptables-legacy: not imported: ..."
-  bool usable() const { return collected && !unavailable; }
-  // Read in full: the only state a Finding, a gate or a fit may conclude from.
-  bool complete() const { return usable() && incomplete.empty(); }
-  // Complete, and no part left out of the input: a total over it is the node's.
-  bool whole() const { return complete() && not_imported.empty(); }
-  // "not collected", "unavailable (reason)", "incomplete (reasons)"; "" when complete.
-  std::string gap() const;
-};
-
-// The availability of `section` ("netfilter.iptables-legacy", "ebpf.maps", ...)
-// in a snapshot: unavailable when it or a parent is listed, incomplete when a
-// child is; `collected` says whether its top-level section was read at all.
-Availability availability_of(const model::Snapshot& s, const std::string& section, bool collected);
-// Both parts' gaps: unavailable when either is, incomplete when either is.
-Availability combine(const Availability& a, const Availability& b);
 
 // ---------------------------------------------------------------- netfilter
 
@@ -287,6 +257,7 @@ struct NodeAnalysis {
   NetfilterAnalysis netfilter;
   EbpfAnalysis ebpf;
   AgentsAnalysis agents;               // analysis/agents.h
+  IpvsAnalysis ipvs;                   // analysis/ipvs.h
   Mode mode;
 };
 

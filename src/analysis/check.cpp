@@ -1,6 +1,8 @@
 #include "analysis/check.h"
+#include "analysis/ipvs.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -113,6 +115,21 @@ std::string describe(const BackendLeftovers& b, bool service_ips_visible) {
   return out;
 }
 
+// Virtual services in the kernel's IPVS table on a node whose expected
+// service dataplane is not IPVS: left by kube-proxy's ipvs mode (or
+// kube-router), and still answering for their addresses next to the new
+// dataplane (projectcalico/calico#12476, cilium/cilium#27982).
+void no_ipvs(const IpvsAnalysis& v, const std::string& instead, CheckResult& r) {
+  if (!v.visible()) return;  // not read: nothing concluded (the section's gap is named by where/verify)
+  if (v.loaded && v.services > 0) {
+    r.problems.push_back({"stale-ipvs", describe(v) + " are left next to " + instead +
+                                            ": kube-proxy's ipvs mode or kube-router programmed them, and IPVS still "
+                                            "answers for their addresses"});
+  } else {
+    r.passed.push_back(v.loaded ? "the kernel's IPVS table is empty" : "no IPVS in this kernel (ip_vs not loaded)");
+  }
+}
+
 // kube-proxy gone: none of its iptables rules, chains or nftables table left.
 void no_kube_proxy(const model::Snapshot& s, const NetfilterAnalysis& n, bool stale_iptables,
                    const std::string& iptables_objects, bool nf_complete, CheckResult& r) {
@@ -183,17 +200,27 @@ const std::vector<std::string>& check_expectations() {
 }
 
 std::vector<std::string> double_programmed(const model::Snapshot& s) {
-  std::set<std::string> netfilter_ips;
+  // address -> the service dataplanes that program it
+  std::map<std::string, std::set<std::string>> planes;
   auto a = analyze(s);
-  for (const auto& ip : a.netfilter.service_ips) netfilter_ips.insert(ip);
-  for (const auto& ip : nft_service_addresses(s)) netfilter_ips.insert(ip);
-  std::set<std::string> both;
+  for (const auto& ip : a.netfilter.service_ips) planes[ip].insert("netfilter");
+  for (const auto& ip : nft_service_addresses(s)) planes[ip].insert("netfilter");
   for (const auto& svc : s.ebpf.services) {
-    for (const auto& f : svc.frontends) {
-      if (netfilter_ips.count(f.address)) both.insert(f.address);
-    }
+    for (const auto& f : svc.frontends) planes[f.address].insert("eBPF");
   }
-  return {both.begin(), both.end()};
+  // kube-proxy's ipvs mode matches its ClusterIPs by ipset in KUBE-SERVICES,
+  // not by address, so its own rules never count here.
+  if (a.ipvs.loaded) {
+    for (const auto& ip : a.ipvs.addresses) planes[ip].insert("IPVS");
+  }
+  std::vector<std::string> out;
+  for (const auto& [ip, where] : planes) {
+    if (where.size() < 2) continue;
+    std::string names;
+    for (const auto& w : where) names += (names.empty() ? "" : " + ") + w;
+    out.push_back(ip + " (" + names + ")");
+  }
+  return out;
 }
 
 CheckResult check(const model::Snapshot& s, const std::string& expect) {
@@ -234,7 +261,7 @@ CheckResult check(const model::Snapshot& s, const std::string& expect) {
   std::vector<std::string> dup = double_programmed(s);
   if (!dup.empty()) {
     r.problems.push_back({"double-programmed", count(dup.size(), "service address is", "service addresses are") +
-                                                   " programmed both in netfilter and in an eBPF service map: " +
+                                                   " programmed by more than one service dataplane (netfilter rules, an eBPF service map, IPVS): " +
                                                    join(dup)});
   }
 
@@ -251,7 +278,18 @@ CheckResult check(const model::Snapshot& s, const std::string& expect) {
                                                   "KUBE-IPVS-FILTER, ...): kube-proxy does not run in ipvs mode"});
     } else if (ipvs_chains > 0) {
       r.passed.push_back(count(ipvs_chains, "chain", "chains") + " of kube-proxy's ipvs mode");
-      r.passed.push_back("services handled by kube-proxy in IPVS; not visible here: the virtual servers are not checked");
+    }
+    const IpvsAnalysis& v = a.ipvs;
+    if (!v.visible()) {
+      r.passed.push_back(ipvs_hidden(v, "kube-proxy") + ": the virtual services are not checked");
+    } else if (!v.loaded) {
+      r.problems.push_back({"ipvs-not-loaded", "this kernel has no IPVS (ip_vs not loaded): kube-proxy's ipvs mode "
+                                               "cannot serve a Service here"});
+    } else if (v.services == 0) {
+      r.problems.push_back({"ipvs-empty", "the kernel's IPVS table holds no virtual service: kube-proxy's ipvs mode "
+                                          "serves no Service here (a cluster has at least the kubernetes Service)"});
+    } else {
+      r.passed.push_back(describe(v));
     }
     if (n.kube_svc_chains + n.kube_sep_chains > 0) {
       r.problems.push_back({"stale-kube-proxy-iptables", "chains of kube-proxy's iptables mode are left: " +
@@ -267,6 +305,7 @@ CheckResult check(const model::Snapshot& s, const std::string& expect) {
     // Replacements whose Services dpscope cannot read: the gate checks that the
     // replacement is there and that kube-proxy is gone.
     no_kube_proxy(s, n, stale_iptables, iptables_objects, nf_complete, r);
+    if (expect != "kube-router") no_ipvs(a.ipvs, expect == "antrea-proxy" ? "AntreaProxy" : "OVN-Kubernetes", r);
     if (expect == "kube-router") {
       need_dataplane(a, "kube-router",
                      "no kube-router service proxy chain (KUBE-ROUTER-SERVICES, KUBE-ROUTER-HAIRPIN): nothing "
@@ -285,6 +324,7 @@ CheckResult check(const model::Snapshot& s, const std::string& expect) {
   }
   if (expect == "cilium" || expect == "calico-ebpf") {
     no_kube_proxy(s, n, stale_iptables, iptables_objects, nf_complete, r);
+    no_ipvs(a.ipvs, expect == "cilium" ? "Cilium" : "Calico eBPF", r);
     if (expect == "cilium") {
       need_lb(a, "cilium", "Cilium", r);
     } else {
@@ -320,6 +360,14 @@ CheckResult check(const model::Snapshot& s, const std::string& expect) {
 
   if (expect == "kube-proxy-free") {
     no_kube_proxy(s, n, stale_iptables, iptables_objects, nf_complete, r);
+    // kube-router replaces kube-proxy with IPVS: there its virtual services
+    // are the replacement, not leftovers.
+    const Dataplane* router = find_dataplane(a.mode.dataplanes, "kube-router");
+    if (router && router->serves_services && a.ipvs.visible() && a.ipvs.loaded && a.ipvs.services > 0) {
+      r.passed.push_back("kube-router serves Services in IPVS: " + describe(a.ipvs));
+      return r;
+    }
+    if (!router || !router->serves_services) no_ipvs(a.ipvs, "the replacement", r);
     uint64_t any_frontends = 0;
     for (const auto& l : a.ebpf.lb) any_frontends += l.frontends;
     if (any_frontends == 0 && !a.mode.services_hidden.empty()) {
@@ -361,7 +409,9 @@ CheckResult check(const model::Snapshot& s, const std::string& expect) {
       r.problems.push_back({"orphan-kube-proxy-nft-table", "nftables table " + join(n.kube_proxy_nft.tables) +
                                                                " exists next to the iptables rules"});
     }
+    no_ipvs(a.ipvs, "kube-proxy's iptables mode", r);
   } else {  // kube-proxy-nftables
+    no_ipvs(a.ipvs, "kube-proxy's nftables mode", r);
     if (nf_complete && !n.kube_proxy_nft.present) {
       r.problems.push_back({"kube-proxy-missing", "no nftables table ip/ip6 kube-proxy"});
     } else if (n.kube_proxy_nft.present) {

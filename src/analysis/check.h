@@ -29,8 +29,9 @@ const std::vector<std::string>& check_expectations();
 // Throws std::invalid_argument for an unknown expectation.
 CheckResult check(const model::Snapshot& s, const std::string& expect);
 
-// Service addresses programmed both in netfilter (iptables service-IP rules,
-// nft service-ips elements) and in an eBPF service map, sorted.
+// Service addresses programmed by two or more of netfilter (iptables
+// service-IP rules, nft service-ips elements), an eBPF service map and IPVS
+// virtual services, sorted: "10.96.0.1 (IPVS + eBPF)".
 std::vector<std::string> double_programmed(const model::Snapshot& s);
 
 }  // namespace dpscope::analysis

@@ -1,4 +1,6 @@
 #include "analysis/fingerprints.h"
+
+#include "analysis/ipvs.h"
 #include "analysis/strings.h"
 
 #include <map>
@@ -206,7 +208,9 @@ std::vector<Dataplane> detect_dataplanes(const model::Snapshot& s) {
 
   add("kube-router", "kube-router", "kube-router", any);
   if (auto* d = out.empty() ? nullptr : &out.back(); d && d->id == "kube-router" && d->serves_services) {
-    d->services_hidden = "services handled by kube-router in IPVS; not visible here (dpscope does not read IPVS)";
+    const IpvsAnalysis ipvs = analyze_ipvs(s);
+    d->services_hidden = ipvs_hidden(ipvs, "kube-router");
+    if (ipvs.visible()) d->evidence.push_back(describe(ipvs) + " [kernel IPVS table]");
   }
   // Calico: its nftables dataplane is the ip/ip6 calico tables with chains; the
   // arp table exists in iptables mode too; the tcx/netkit/ctlb pins are its eBPF dataplane's.

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "analysis/analysis.h"
+#include "model/ipvs.h"
 
 namespace dpscope::analysis {
 
@@ -178,6 +179,18 @@ std::vector<ServiceProgramming> services_of(const model::Snapshot& s) {
   for (const auto& t : s.netfilter.tables) {
     if (t.backend != model::Backend::Nftables && t.name == "nat") add_iptables(t, out);
     if (t.backend == model::Backend::Nftables && t.name == "kube-proxy") add_nftables(t, out);
+  }
+  if (s.ipvs.collected && s.ipvs.loaded) {
+    for (const auto& v : s.ipvs.services) {
+      if (!v.address || !v.port || !v.protocol) continue;  // a fwmark service has no address of its own
+      ServiceProgramming sp;
+      sp.dataplane = "ipvs";
+      sp.address = *v.address;
+      sp.port = *v.port;
+      sp.protocol = *v.protocol;
+      for (const auto& d : v.destinations) sp.endpoints += d.weight > 0;
+      out.push_back(std::move(sp));
+    }
   }
   for (const auto& svc : s.ebpf.services) {
     for (const auto& f : svc.frontends) {
@@ -521,6 +534,49 @@ class NftablesResolver {
 
 }  // namespace
 
+// The kernel's IPVS table, as kube-proxy's ipvs mode and kube-router program
+// it: one virtual service per frontend, its real servers the endpoints.
+// kube-proxy binds every ClusterIP, external IP and LoadBalancer IP to
+// kube-ipvs0 and programs a node port once per node address, so a virtual
+// service at an address that is not on the dummy interface is a NodePort
+// (when the interface's addresses were read). Real servers of weight 0 are
+// kube-proxy's terminating endpoints draining, not endpoints in use. A
+// virtual service without a usable real server answers ICMP port
+// unreachable (ip_vs_leave): a reject. fwmark services match a mark, not an
+// address, and are no frontend of their own.
+namespace {
+
+void add_ipvs(const model::Ipvs& ipvs, std::vector<FrontendProgramming>& out) {
+  if (!ipvs.collected || !ipvs.loaded) return;
+  std::set<std::string> on_dummy;
+  if (ipvs.interface_addresses) {
+    for (const auto& a : *ipvs.interface_addresses) on_dummy.insert(a.address);
+  }
+  for (const auto& v : ipvs.services) {
+    if (!v.address || !v.port || !v.protocol) continue;
+    FrontendProgramming f;
+    f.dataplane = "ipvs";
+    f.family = v.family == "inet6" ? "ipv6" : "ipv4";
+    const bool node_port = ipvs.interface_addresses && !on_dummy.count(*v.address);
+    f.kind = node_port ? "NodePort" : "";
+    f.address = node_port ? "" : *v.address;
+    f.port = *v.port;
+    f.protocol = *v.protocol;
+    for (const auto& d : v.destinations) {
+      if (d.weight == 0) continue;
+      const bool v6 = d.address.find(':') != std::string::npos;
+      f.endpoints.push_back((v6 ? "[" + d.address + "]" : d.address) + ":" + std::to_string(d.port));
+    }
+    sort_unique(f.endpoints);
+    f.endpoint_count = static_cast<uint32_t>(f.endpoints.size());
+    f.action = f.endpoints.empty() ? "reject" : "forward";
+    f.where = "ipvs " + model::ipvs_service_key(v);
+    out.push_back(std::move(f));
+  }
+}
+
+}  // namespace
+
 std::vector<FrontendProgramming> frontends_of(const model::Snapshot& s) {
   std::vector<FrontendProgramming> out;
   for (const auto& t : s.netfilter.tables) {
@@ -529,6 +585,7 @@ std::vector<FrontendProgramming> frontends_of(const model::Snapshot& s) {
     }
     if (t.backend == model::Backend::Nftables && t.name == "kube-proxy") NftablesResolver(t).run(out);
   }
+  add_ipvs(s.ipvs, out);
   for (const auto& svc : s.ebpf.services) {
     if (!svc.decoded) continue;
     // Backend addresses: Cilium by the id in each slot, Calico by service id.

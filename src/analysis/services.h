@@ -16,12 +16,12 @@ struct ServiceProgramming {
   std::string address;     // the service address (ClusterIP, external IP)
   uint16_t port = 0;
   std::string protocol;    // "tcp", "udp", "sctp"
-  std::string dataplane;   // "iptables", "nftables", "cilium", "calico"
+  std::string dataplane;   // "iptables", "nftables", "ipvs", "cilium", "calico"
   // iptables: the KUBE-SERVICES rule, the rules of the chain it jumps to
   // (KUBE-SVC/KUBE-EXT/KUBE-FW) and of the KUBE-SEP chains that one jumps to.
   uint64_t rules = 0;
   uint64_t chains = 0;     // chains this service port owns (SVC/EXT/FW + SEP)
-  uint64_t endpoints = 0;  // KUBE-SEP chains / nft endpoint chains / eBPF backends
+  uint64_t endpoints = 0;  // KUBE-SEP chains / nft endpoint chains / IPVS real servers of weight > 0 / eBPF backends
   std::string key() const; // "10.96.0.1:443/tcp"
 };
 
@@ -33,7 +33,7 @@ std::vector<ServiceProgramming> services_of(const model::Snapshot& s);
 // which endpoints it sends it to: the per-dataplane resolution `verify` reads
 // (docs/verify.md says, per dataplane, which objects it follows).
 struct FrontendProgramming {
-  // "iptables-nft" | "iptables-legacy" | "nftables" | "cilium" | "calico"
+  // "iptables-nft" | "iptables-legacy" | "nftables" | "ipvs" | "cilium" | "calico"
   std::string dataplane;
   std::string family;        // "ipv4" | "ipv6"
   // "ClusterIP" | "ExternalIP" | "LoadBalancer" | "NodePort"; "external" when the

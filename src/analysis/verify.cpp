@@ -197,7 +197,12 @@ namespace {
 std::vector<std::string> dataplanes_present(const model::Snapshot& s) {
   std::set<std::string> out;
   for (const auto& t : s.netfilter.tables) {
-    if (t.backend != model::Backend::Nftables && t.name == "nat" && model::find_chain(t, "KUBE-SERVICES")) {
+    // kube-proxy's ipvs mode has a KUBE-SERVICES chain too (ipset matches,
+    // no KUBE-SVC chains): its Services are in IPVS, not in these rules.
+    const bool ipvs_mode = model::find_chain(t, "KUBE-NODE-PORT") || model::find_chain(t, "KUBE-LOAD-BALANCER") ||
+                           model::find_chain(t, "KUBE-LOOP-BACK");
+    if (t.backend != model::Backend::Nftables && t.name == "nat" && model::find_chain(t, "KUBE-SERVICES") &&
+        !ipvs_mode) {
       out.insert(model::to_string(t.backend));
     }
     if (t.backend == model::Backend::Nftables && t.name == "kube-proxy") out.insert("nftables");
@@ -205,6 +210,7 @@ std::vector<std::string> dataplanes_present(const model::Snapshot& s) {
   for (const auto& l : s.ebpf.services) {
     if (l.decoded && !l.frontends.empty()) out.insert(l.dataplane);
   }
+  if (s.ipvs.collected && s.ipvs.loaded && !s.ipvs.services.empty()) out.insert("ipvs");
   return {out.begin(), out.end()};
 }
 
@@ -271,6 +277,14 @@ NodeVerification verify_node(const IntentIndex& intent, const model::Snapshot& s
   };
   gap(a.netfilter.availability, "netfilter");
   gap(a.ebpf.services_av, "eBPF service maps");
+  gap(a.ipvs.availability, "IPVS");
+  // Without kube-ipvs0's addresses a NodePort's virtual services (one per
+  // node address) cannot be told from a ClusterIP's.
+  const bool ipvs_ports_unknown = a.ipvs.loaded && a.ipvs.services > 0 && !s.ipvs.interface_addresses;
+  if (ipvs_ports_unknown) {
+    nv.not_verified.push_back("IPVS: the addresses of kube-ipvs0 / kube-dummy-if were not read (import --ip-addr), so "
+                              "NodePort virtual services cannot be told from the others");
+  }
   for (const auto& t : a.netfilter.service_rules_hidden) {
     nv.not_verified.push_back(t + ": KUBE-SERVICES rules counted, not recorded (an nft -j import of iptables-nft)");
   }
@@ -289,7 +303,7 @@ NodeVerification verify_node(const IntentIndex& intent, const model::Snapshot& s
   std::vector<std::string> planes;
   for (auto& p : dataplanes_present(s)) {
     bool ebpf = p == "cilium" || p == "calico";
-    if (ebpf ? !ebpf_gap : !netfilter_gap) planes.push_back(p);
+    if (p == "ipvs" ? !ipvs_ports_unknown : ebpf ? !ebpf_gap : !netfilter_gap) planes.push_back(p);
   }
   if (planes.empty() && !dataplanes_present(s).empty()) return nv;
   if (planes.empty()) {
@@ -297,7 +311,7 @@ NodeVerification verify_node(const IntentIndex& intent, const model::Snapshot& s
       nv.findings.push_back({"no-dataplane", node_name, "", "", "", "",
                              std::to_string(expected.size()) + " frontends of " +
                                  std::to_string(nv.services_expected) + " Services",
-                             "no kube-proxy iptables / nftables rules and no eBPF service maps", ""});
+                             "no kube-proxy iptables / nftables rules, no IPVS virtual services and no eBPF service maps", ""});
     }
     return nv;
   }
@@ -334,8 +348,11 @@ NodeVerification verify_node(const IntentIndex& intent, const model::Snapshot& s
       // An eBPF service entry without backends does not say whether its
       // traffic is rejected or dropped (the agent's setting decides): both
       // are "no endpoints" there.
+      // Nor does an IPVS virtual service without real servers: IPVS answers
+      // ICMP unreachable whether kube-proxy meant a reject or a drop.
       const bool ebpf = plane == "cilium" || plane == "calico";
-      const bool same_action = p.action == e.action || (ebpf && p.action != "forward" && e.action != "forward");
+      const bool no_endpoints_alike = ebpf || plane == "ipvs";
+      const bool same_action = p.action == e.action || (no_endpoints_alike && p.action != "forward" && e.action != "forward");
       if (!same_action) {
         found.push_back({"wrong-action", node_name, plane, e.service, fe, "",
                          e.action + (e.action == "forward" ? " to " + join_or_none(e.endpoints) : ""),

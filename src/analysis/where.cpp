@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "analysis/analysis.h"
+#include "model/ipvs.h"
 
 namespace dpscope::analysis {
 
@@ -164,6 +165,33 @@ std::vector<Place> find_address(const model::Snapshot& s, const AddressQuery& q)
       out.push_back(std::move(p));
     }
   }
+  // IPVS: virtual services at the address, real servers that are it, and the
+  // dummy interface kube-proxy / kube-router bind their VIPs to.
+  if (s.ipvs.collected && s.ipvs.loaded) {
+    for (const auto& v : s.ipvs.services) {
+      const std::string key = model::ipvs_service_key(v);
+      if (v.address && *v.address == q.address && (!q.port || v.port == q.port)) {
+        std::string detail = key + " -s " + v.scheduler + ", " + std::to_string(v.destinations.size()) + " real server" +
+                             (v.destinations.size() == 1 ? "" : "s");
+        out.push_back({"ipvs", "virtual service " + key, "virtual service", detail, {}, {}, 0, {}});
+      }
+      for (const auto& d : v.destinations) {
+        if (d.address != q.address || (q.port && d.port != *q.port)) continue;
+        const bool v6 = d.address.find(':') != std::string::npos;
+        out.push_back({"ipvs", "virtual service " + key, "real server",
+                       (v6 ? "[" + d.address + "]" : d.address) + ":" + std::to_string(d.port) + " " + d.forward +
+                           " weight " + std::to_string(d.weight),
+                       {}, {}, 0, {}});
+      }
+    }
+  }
+  if (s.ipvs.interface_addresses) {
+    for (const auto& a : *s.ipvs.interface_addresses) {
+      if (a.address != q.address) continue;
+      out.push_back({"ipvs", "interface " + a.interface, "interface address",
+                     a.address + "/" + std::to_string(a.prefix_len) + " on " + a.interface, {}, {}, 0, {}});
+    }
+  }
   for (const auto& svc : s.ebpf.services) {
     for (const auto& f : svc.frontends) {
       if (f.address != q.address || (q.port && f.port != *q.port)) continue;
@@ -195,6 +223,7 @@ std::vector<std::string> not_searched(const model::Snapshot& s) {
   section(a.ebpf.services_av, "eBPF service maps");
   // IP sets: only when they were tried and could not be read (older snapshots have no such section).
   if (const auto ip = availability_of(s, "ipsets", s.ipsets.collected); ip.unavailable) section(ip, "ipsets");
+  if (const auto v = availability_of(s, "ipvs", s.ipvs.collected); v.unavailable) section(v, "IPVS");
   for (const auto& t : s.netfilter.tables) {
     uint64_t hidden_chains = 0, hidden_rules = 0;
     for (const auto& c : t.chains) {

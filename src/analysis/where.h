@@ -20,9 +20,10 @@ struct AddressQuery {
 AddressQuery parse_address_query(const std::string& text);
 
 struct Place {
-  std::string dataplane;   // "iptables-nft", "iptables-legacy", "nftables", "cilium", "calico", "ipset"
+  std::string dataplane;   // "iptables-nft", "iptables-legacy", "nftables", "cilium", "calico", "ipset", "ipvs"
   std::string where;       // "ip nat KUBE-SERVICES #3", "map service-ips", "frontend", "backend"
-  std::string field;       // "destination", "source", "DNAT target", "map key", "map value", "set element", "frontend", "backend"
+  std::string field;       // "destination", "source", "DNAT target", "map key", "map value", "set element", "frontend", "backend",
+                           // "virtual service", "real server", "interface address" (IPVS)
   std::string detail;      // the rule / element / entry in short
   // The same place as separate fields (JSON): table "ip nat", chain "KUBE-SERVICES",
   // position 3; set "service-ips" for a map element; empty / 0 where not applicable.

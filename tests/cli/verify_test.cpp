@@ -477,5 +477,78 @@ TEST_F(RealKubeProxy, Large3000NoFindingsBothModes) {
   }
 }
 
+// ---------------------------------------------------------------- IPVS
+
+// kube-proxy's ipvs mode: kubernetes' own README listing (ipvsadm -Ln, real
+// output) and the two Services it shows (fixtures/ipvs/README.md). The VIPs
+// are on kube-ipvs0, as kube-proxy binds them; `ip -o addr` prints them so.
+class IpvsReadme : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    write_text(dir.file("addr.txt"),
+               "5: kube-ipvs0    inet 10.0.0.1/32 scope global kube-ipvs0\\       valid_lft forever preferred_lft forever\n"
+               "5: kube-ipvs0    inet 10.0.0.10/32 scope global kube-ipvs0\\       valid_lft forever preferred_lft forever\n");
+    node = import(dir, "ipvs.json",
+                  {"--ipvsadm-list", source_path("fixtures/upstream/ipvs/kubernetes-readme-ipvsadm-ln.txt"), "--ip-addr",
+                   dir.file("addr.txt")},
+                  "ipvs-node");
+    intent = load("fixtures/ipvs/kubernetes-readme.intent.json");
+  }
+  std::multiset<std::string> mutated(const json& j, int expect_exit = 1) {
+    const std::string path = dir.file("intent-" + std::to_string(n++) + ".json");
+    write_text(path, j.dump());
+    auto v = verify(path, {node});
+    EXPECT_EQ(v.exit_code, expect_exit) << v.err;
+    return verify_finding_keys(v.report);
+  }
+  TempDir dir;
+  std::string node;
+  json intent;
+  int n = 0;
+};
+
+TEST_F(IpvsReadme, ListingMatchesItsServices) {
+  auto v = verify(source_path("fixtures/ipvs/kubernetes-readme.intent.json"), {node});
+  EXPECT_EQ(v.exit_code, 0) << v.report.dump(1);
+  EXPECT_TRUE(verify_finding_keys(v.report).empty()) << dump_keys(verify_finding_keys(v.report));
+  ASSERT_EQ(v.report["nodes"].size(), 1u);
+  const auto& planes = v.report["nodes"][0]["dataplanes"];
+  ASSERT_EQ(planes.size(), 1u) << planes.dump(1);
+  EXPECT_EQ(planes[0]["dataplane"], "ipvs");
+  EXPECT_EQ(planes[0]["frontends_programmed"], 3);
+  EXPECT_EQ(planes[0]["frontends_ok"], 3);
+}
+
+TEST_F(IpvsReadme, EachMutationIsFoundInIpvs) {
+  json j = intent;
+  item(j, "EndpointSlice", "kube-system", "kube-dns-1")["endpoints"].push_back(
+      {{"addresses", {"172.17.0.9"}}, {"conditions", {{"ready", true}}}});
+  EXPECT_EQ(mutated(j), (std::multiset<std::string>{"missing-endpoint ipvs kube-system/kube-dns:dns 10.0.0.10:53/udp ClusterIP 172.17.0.9:53",
+                                                    "missing-endpoint ipvs kube-system/kube-dns:dns-tcp 10.0.0.10:53/tcp ClusterIP 172.17.0.9:53"}));
+  j = intent;
+  remove_item(j, "EndpointSlice", "default", "kubernetes");
+  EXPECT_EQ(mutated(j), (std::multiset<std::string>{"wrong-action ipvs default/kubernetes:https 10.0.0.1:443/tcp ClusterIP"}));
+  j = intent;
+  remove_item(j, "Service", "default", "kubernetes");
+  remove_item(j, "EndpointSlice", "default", "kubernetes");
+  EXPECT_EQ(mutated(j), (std::multiset<std::string>{"stale-service ipvs  10.0.0.1:443/tcp"}));
+  j = intent;
+  item(j, "Service", "default", "kubernetes")["spec"]["ports"][0]["port"] = 8443;
+  EXPECT_EQ(mutated(j), (std::multiset<std::string>{"wrong-port ipvs default/kubernetes:https 10.0.0.1:8443/tcp ClusterIP"}));
+}
+
+// Without kube-ipvs0's addresses, a NodePort's virtual services look like any
+// other: verify says the IPVS side is not verified rather than guessing.
+TEST_F(IpvsReadme, WithoutTheDummyInterfaceIpvsIsNotVerified) {
+  const std::string bare = import(dir, "bare.json",
+                                  {"--ipvsadm-list", source_path("fixtures/upstream/ipvs/kubernetes-readme-ipvsadm-ln.txt")},
+                                  "ipvs-node");
+  auto v = verify(source_path("fixtures/ipvs/kubernetes-readme.intent.json"), {bare});
+  EXPECT_EQ(v.exit_code, 1);
+  auto keys = verify_finding_keys(v.report);
+  ASSERT_EQ(keys.size(), 1u) << dump_keys(keys);
+  EXPECT_EQ(keys.begin()->rfind("not-verified", 0), 0u) << dump_keys(keys);
+}
+
 }  // namespace
 }  // namespace dpscope::test

@@ -80,6 +80,40 @@ TEST(WhereAddress, SeedServiceIsInIptablesOnOneNodeAndInTheMapOnTheOther) {
       << c.out;
 }
 
+// IPVS, from what the tools printed on Debian's 6.1 kernel (fixtures/ipvs/debian-6.1,
+// tests/vm/ipvs.sh): each virtual service at the address, each real server that
+// is it, the dummy interface holding it; counted here from the tools' text.
+TEST(WhereAddress, FindsIpvsVirtualServicesRealServersAndKubeIpvs0) {
+  TempDir dir;
+  const std::string fx = source_path("fixtures/ipvs/debian-6.1/");
+  auto imp = run({dpscope_bin(), "import", "--ipvsadm-save", fx + "ipvsadm-save-n.txt", "--ip-addr", fx + "ip-o-addr.txt",
+                  "-o", dir.file("ipvs.json")});
+  ASSERT_EQ(imp.exit_code, 0) << imp.err;
+  const std::string save = read_text(fx + "ipvsadm-save-n.txt");
+  const std::string addrs = read_text(fx + "ip-o-addr.txt");
+  auto count = [](const std::string& text, const std::string& needle) {
+    size_t n = 0;
+    for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+    return n;
+  };
+  for (const std::string addr : {"10.0.0.10", "172.17.0.4", "172.17.0.2"}) {
+    auto r = run({dpscope_bin(), "where", addr, dir.file("ipvs.json"), "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const json places = json::parse(r.out)["nodes"][0]["places"];
+    size_t vs = 0, rs = 0, on_if = 0;
+    for (const auto& p : places) {
+      EXPECT_EQ(p["dataplane"], "ipvs");
+      vs += p["field"] == "virtual service";
+      rs += p["field"] == "real server";
+      on_if += p["field"] == "interface address";
+    }
+    EXPECT_EQ(vs, count(save, "-A -t " + addr + ":") + count(save, "-A -u " + addr + ":")) << addr << places.dump(1);
+    EXPECT_EQ(rs, count(save, "-r " + addr + ":")) << addr << places.dump(1);
+    EXPECT_EQ(on_if, count(addrs, "inet " + addr + "/")) << addr << places.dump(1);
+    EXPECT_EQ(places.size(), vs + rs + on_if);
+  }
+}
+
 TEST(WhereAddress, BadQueriesExitTwo) {
   for (const char* q : {"10.96.0", "10.96.0.1:http", "10.96.0.1:70000", "[fd00::1", "example.com"}) {
     auto r = run({dpscope_bin(), "where", q, source_path("fixtures/snapshots/kind-kube-proxy.json")});

@@ -148,7 +148,10 @@ TEST(Fingerprints, KubeProxyIpvsGate) {
                         chain("KUBE-LOAD-BALANCER")})});
   auto a = analyze(s);
   EXPECT_EQ(a.mode.id, "kube-proxy-ipvs");
-  EXPECT_EQ(a.mode.services_hidden, "services handled by kube-proxy in IPVS; not visible here (dpscope does not read IPVS)");
+  // A snapshot without an IPVS section (older, or an import without ipvsadm input).
+  EXPECT_EQ(a.mode.services_hidden,
+            "services handled by kube-proxy in IPVS; not visible here (IPVS not collected: a snapshot by dpscope 2.2 "
+            "or later reads it, an import takes --ipvsadm-save)");
   EXPECT_TRUE(check(s, "kube-proxy-ipvs").ok());
   auto sep = s;
   sep.netfilter.tables[0].chains.push_back(chain("KUBE-SEP-TZIJFREXNRATSEY2"));
@@ -157,6 +160,65 @@ TEST(Fingerprints, KubeProxyIpvsGate) {
   EXPECT_EQ(r.problems[0].id, "stale-kube-proxy-iptables");
   auto none = node({table(Backend::IptablesNft, "ip", "nat", {chain("PREROUTING", true)})});
   EXPECT_EQ(check(none, "kube-proxy-ipvs").problems[0].id, "kube-proxy-missing");
+}
+
+// The IPVS table read: its virtual services are the mode's evidence and what
+// the gate checks; empty, not loaded or unreadable each say so, and on a
+// node meant to run Cilium the same virtual services are leftovers.
+TEST(Fingerprints, KubeProxyIpvsWithItsTable) {
+  auto s = node({table(Backend::IptablesNft, "ip", "nat", {chain("PREROUTING", true), chain("KUBE-SERVICES"),
+                                                           chain("KUBE-NODE-PORT")})});
+  s.ipvs.collected = true;
+  s.ipvs.loaded = true;
+  model::IpvsService api;
+  api.family = "inet";
+  api.protocol = "tcp";
+  api.address = "10.96.0.1";
+  api.port = 443;
+  api.scheduler = "rr";
+  api.destinations.push_back({"192.168.0.1", 6443, "masq", 1, {}, {}, "", {}, {}, {}});
+  api.destinations.push_back({"192.168.0.2", 6443, "masq", 0, {}, {}, "", {}, {}, {}});
+  s.ipvs.services.push_back(api);
+  s.ipvs.interface_addresses = std::vector<model::IpvsInterfaceAddress>{{"kube-ipvs0", "10.96.0.1", 32}};
+  auto a = analyze(s);
+  EXPECT_EQ(a.mode.id, "kube-proxy-ipvs");
+  EXPECT_TRUE(a.mode.services_hidden.empty()) << a.mode.services_hidden;
+  EXPECT_EQ(a.ipvs.services, 1u);
+  EXPECT_EQ(a.ipvs.real_servers, 2u);
+  EXPECT_EQ(a.ipvs.draining, 1u);
+  auto r = check(s, "kube-proxy-ipvs");
+  EXPECT_TRUE(r.ok());
+  EXPECT_NE(std::find(r.passed.begin(), r.passed.end(),
+                      "1 IPVS virtual service, 2 real servers (1 of weight 0, draining); 1 address on kube-ipvs0"),
+            r.passed.end());
+
+  auto cilium = check(s, "cilium");
+  bool stale = false;
+  for (const auto& p : cilium.problems) stale = stale || p.id == "stale-ipvs";
+  EXPECT_TRUE(stale);
+
+  // The ipvs mode's chains alone are gone, the table and kube-ipvs0 remain: still the ipvs mode.
+  auto only_table = s;
+  only_table.netfilter = {};
+  EXPECT_EQ(analyze(only_table).mode.id, "kube-proxy-ipvs");
+
+  auto empty = s;
+  empty.ipvs.services.clear();
+  EXPECT_EQ(check(empty, "kube-proxy-ipvs").problems.at(0).id, "ipvs-empty");
+  auto unloaded = s;
+  unloaded.ipvs.loaded = false;
+  unloaded.ipvs.services.clear();
+  EXPECT_EQ(check(unloaded, "kube-proxy-ipvs").problems.at(0).id, "ipvs-not-loaded");
+  // Could not be read: nothing concluded from it, and it says why.
+  auto unread = s;
+  unread.ipvs = {};
+  unread.unavailable.push_back({"ipvs", "generic netlink: Operation not permitted", 1, "needs CAP_NET_ADMIN"});
+  auto u = check(unread, "kube-proxy-ipvs");
+  EXPECT_TRUE(u.ok());
+  bool named = false;
+  for (const auto& p : u.passed) named = named || p.find("Operation not permitted") != std::string::npos;
+  EXPECT_TRUE(named);
+  for (const auto& p : check(unread, "cilium").problems) EXPECT_NE(p.id, "stale-ipvs");
 }
 
 TEST(Fingerprints, EveryExpectationIsAccepted) {
