@@ -178,6 +178,11 @@ std::vector<std::string> findings(const std::vector<NodeAnalysis>& nodes, const 
                     std::to_string(k.frontends_without_endpoints) + " without endpoints) in kube-proxy's nftables " +
                     "maps: one verdict-map lookup per new connection (service-ips), whatever the number of services.");
     }
+    if (n.ipvs.visible() && n.ipvs.loaded && n.ipvs.services > 0) {
+      out.push_back(who + " programs " + n_of(n.ipvs.services, "IPVS virtual service", "IPVS virtual services") + " (" +
+                    n_of(n.ipvs.real_servers, "real server", "real servers") +
+                    "): one IPVS hash lookup per new connection, whatever the number of services.");
+    }
     const auto* cil = n.ebpf.lb_of("cilium");
     if (!n.ebpf.services_av.complete() && !n.ebpf.service_maps_listed.empty()) {
       out.push_back(who + ": the eBPF service maps are listed but their entries were " + n.ebpf.services_av.gap() +
@@ -333,6 +338,15 @@ Comparison compare(std::vector<AnalyzedInput> inputs) {
         nf_part(&NA::native, [](const auto& x) { return x.kube_proxy_nft.frontends_without_endpoints; }));
   b.add("services.cilium", "services", "Cilium eBPF: service frontends", lb_frontends("cilium"));
   b.add("services.calico", "services", "Calico eBPF: service frontends", lb_frontends("calico"));
+  b.add("services.ipvs", "services", "IPVS: virtual services",
+        [](const NodeAnalysis& n) {
+          if (n.ipvs.visible() && !n.ipvs.loaded) return Cell::num(0, "0 (no IPVS in this kernel)");
+          return guarded(n.ipvs.availability, n.ipvs.services);
+        },
+        "kube-proxy's ipvs mode, kube-router: one per frontend (fwmark services included)");
+  b.add("services.ipvs.real_servers", "services", "  real servers",
+        [](const NodeAnalysis& n) { return guarded(n.ipvs.availability, n.ipvs.real_servers); },
+        "over all virtual services; weight 0 (draining) included");
   b.add("lookup.kube_services_walk", "services", "KUBE-SERVICES rules walked per new connection",
         nf([](const auto& x) { return x.kube_services_walk; }),
         "worst case, nat table; grows with every service port");

@@ -122,8 +122,8 @@ std::string describe(const BackendLeftovers& b, bool service_ips_visible) {
 void no_ipvs(const IpvsAnalysis& v, const std::string& instead, CheckResult& r) {
   if (!v.visible()) return;  // not read: nothing concluded (the section's gap is named by where/verify)
   if (v.loaded && v.services > 0) {
-    r.problems.push_back({"stale-ipvs", describe(v) + " are left next to " + instead +
-                                            ": kube-proxy's ipvs mode or kube-router programmed them, and IPVS still "
+    r.problems.push_back({"stale-ipvs", "IPVS virtual services are left next to " + instead + " (" + describe(v) +
+                                            "): kube-proxy's ipvs mode or kube-router programmed them, and IPVS still "
                                             "answers for their addresses"});
   } else {
     r.passed.push_back(v.loaded ? "the kernel's IPVS table is empty" : "no IPVS in this kernel (ip_vs not loaded)");
