@@ -11,6 +11,7 @@ extern "C" {
 #include <cerrno>
 #include <cstdarg>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <thread>
 
@@ -95,6 +96,23 @@ Output save_here() {
 }  // namespace
 
 void collect_ipsets(model::Snapshot& snapshot, const std::string& netns) {
+  // nfnetlink loads a missing subsystem's module on first use (request_module
+  // "nfnetlink-subsys-6"), so asking a kernel without ip_set would load it:
+  // not a read. ip_set has a module parameter (max_sets), so /sys/module/ip_set
+  // is there whenever it is loaded or built in; without it the kernel holds no
+  // set, which is a complete, empty section. Modules are kernel-wide: any
+  // network namespace's answer.
+  std::error_code ec;
+  if (!std::filesystem::exists("/sys/module/ip_set", ec)) {
+    if (std::filesystem::exists("/sys/module", ec)) {
+      snapshot.ipsets = {};
+      snapshot.ipsets.collected = true;
+      return;
+    }
+    snapshot.unavailable.push_back({"ipsets", "no /sys/module to tell whether the kernel has ip_set (asking it would load the module)",
+                                    ENOENT, "mount sysfs at /sys"});
+    return;
+  }
   UniqueFd ns;
   if (!netns.empty()) ns = open_netns(netns);
   Output out;

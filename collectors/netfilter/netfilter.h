@@ -40,4 +40,8 @@ void collect(model::Snapshot& snapshot, const Options& options);
 // network namespace.
 UniqueFd open_netns(const std::string& spec);
 
+// "" when iptables rules get their iptables-save text (libxtables and its
+// extension objects load), else why not: the rules then keep their fields only.
+std::string rule_text_problem();
+
 }  // namespace dpscope::netfilter

@@ -316,4 +316,9 @@ std::vector<uint8_t> xt_target_blob(std::string_view name, uint8_t revision, con
 
 std::string xtables_problem(int family) { return xtables(family).problem(); }
 
+std::string rule_text_problem() {
+  const std::string v4 = xtables_problem(AF_INET);
+  return v4.empty() ? xtables_problem(AF_INET6) : v4;
+}
+
 }  // namespace dpscope::netfilter

@@ -76,6 +76,19 @@ void report_progress(const model::Snapshot& s) {
                 << s.netfilter.collection.nft_retries << " retries)";
     }
     std::cerr << "\n";
+    uint64_t without_text = 0;
+    for (const auto& t : s.netfilter.tables) {
+      if (t.backend == model::Backend::Nftables) continue;
+      for (const auto& c : t.chains) {
+        for (const auto& r : c.rules) without_text += r.text.empty();
+      }
+    }
+    if (without_text > 0) {
+      const std::string why = netfilter::rule_text_problem();
+      std::cerr << "dpscope: warning: " << without_text << " iptables rules have no iptables-save text ("
+                << (why.empty() ? "an extension libxtables has no object for" : why)
+                << "): their fields are recorded; compare --rules and export cannot use them\n";
+    }
   }
   if (s.ebpf.collected) {
     std::cerr << "dpscope: ebpf: " << s.ebpf.programs.size() << " programs, " << s.ebpf.maps.size() << " maps, "

@@ -125,7 +125,9 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t bpf bpf /sys/fs/bpf
 mount -t tmpfs tmp /tmp
-export PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+# /bin/dpscope is the bundle's entry point (its loader and library path);
+# /usr/local/bin/dpscope is the binary it runs, not a command of its own.
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 for m in $(cat /modules/order); do
   insmod /modules/$m.ko >/dev/ttyS1 2>&1 || echo "vm.sh: insmod $m failed" >/dev/ttyS1
 done
