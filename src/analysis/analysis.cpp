@@ -679,13 +679,13 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e, const IpvsAn
   }
 
   // The other dataplanes' evidence, each under its name.
-  const Dataplane* hidden = nullptr;  // the first that serves Services dpscope cannot see
+  // The first that serves Services itself: one dpscope cannot see
+  // (services_hidden), or kube-router, whose Services are in IPVS.
+  const Dataplane* hidden = nullptr;
   for (const auto& d : dataplanes) {
     for (const auto& ev : d.evidence) m.evidence.push_back(d.label + ": " + ev);
-    if (!d.services_hidden.empty()) {
-      m.evidence.push_back(d.label + ": " + d.services_hidden);
-      if (!hidden) hidden = &d;
-    }
+    if (!d.services_hidden.empty()) m.evidence.push_back(d.label + ": " + d.services_hidden);
+    if (!hidden && (!d.services_hidden.empty() || (d.id == "kube-router" && d.serves_services))) hidden = &d;
   }
   bool cilium_kpr = cilium_lb || cilium_sock || (n.cilium_chains > 0 && !e.availability.usable());
   bool calico_ebpf = calico_lb;
@@ -727,7 +727,7 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e, const IpvsAn
   } else if (hidden) {
     // Its Services are programmed where dpscope cannot read: say so, never "none".
     m.id = hidden->id == "antrea" ? "antrea-proxy" : hidden->id;
-    m.label = hidden->label + " (" + hidden->services_hidden + ")";
+    m.label = hidden->label + (hidden->services_hidden.empty() ? " (services in IPVS)" : " (" + hidden->services_hidden + ")");
     m.services_hidden = hidden->services_hidden;
     if (!n.availability.whole()) {
       m.id += "-unconfirmed";

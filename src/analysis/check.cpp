@@ -130,6 +130,22 @@ void no_ipvs(const IpvsAnalysis& v, const std::string& instead, CheckResult& r) 
   }
 }
 
+// The IPVS table an IPVS proxy (kube-proxy's ipvs mode, kube-router) serves
+// its Services from: there, loaded, and not empty.
+void need_ipvs(const IpvsAnalysis& v, const std::string& proxy, CheckResult& r) {
+  if (!v.visible()) {
+    r.passed.push_back(ipvs_hidden(v, proxy) + ": the virtual services are not checked");
+  } else if (!v.loaded) {
+    r.problems.push_back({"ipvs-not-loaded", "this kernel has no IPVS (ip_vs not loaded): " + proxy +
+                                                 " cannot serve a Service here"});
+  } else if (v.services == 0) {
+    r.problems.push_back({"ipvs-empty", "the kernel's IPVS table holds no virtual service: " + proxy +
+                                            " serves no Service here (a cluster has at least the kubernetes Service)"});
+  } else {
+    r.passed.push_back(describe(v));
+  }
+}
+
 // kube-proxy gone: none of its iptables rules, chains or nftables table left.
 void no_kube_proxy(const model::Snapshot& s, const NetfilterAnalysis& n, bool stale_iptables,
                    const std::string& iptables_objects, bool nf_complete, CheckResult& r) {
@@ -279,18 +295,7 @@ CheckResult check(const model::Snapshot& s, const std::string& expect) {
     } else if (ipvs_chains > 0) {
       r.passed.push_back(count(ipvs_chains, "chain", "chains") + " of kube-proxy's ipvs mode");
     }
-    const IpvsAnalysis& v = a.ipvs;
-    if (!v.visible()) {
-      r.passed.push_back(ipvs_hidden(v, "kube-proxy") + ": the virtual services are not checked");
-    } else if (!v.loaded) {
-      r.problems.push_back({"ipvs-not-loaded", "this kernel has no IPVS (ip_vs not loaded): kube-proxy's ipvs mode "
-                                               "cannot serve a Service here"});
-    } else if (v.services == 0) {
-      r.problems.push_back({"ipvs-empty", "the kernel's IPVS table holds no virtual service: kube-proxy's ipvs mode "
-                                          "serves no Service here (a cluster has at least the kubernetes Service)"});
-    } else {
-      r.passed.push_back(describe(v));
-    }
+    need_ipvs(a.ipvs, "kube-proxy's ipvs mode", r);
     if (n.kube_svc_chains + n.kube_sep_chains > 0) {
       r.problems.push_back({"stale-kube-proxy-iptables", "chains of kube-proxy's iptables mode are left: " +
                                                              iptables_objects});
@@ -311,6 +316,8 @@ CheckResult check(const model::Snapshot& s, const std::string& expect) {
                      "no kube-router service proxy chain (KUBE-ROUTER-SERVICES, KUBE-ROUTER-HAIRPIN): nothing "
                      "replaces kube-proxy on this node",
                      nf_complete, r);
+      const Dataplane* router = find_dataplane(a.mode.dataplanes, "kube-router");
+      if (router && router->serves_services) need_ipvs(a.ipvs, "kube-router", r);
     } else if (expect == "antrea-proxy") {
       need_dataplane(a, "antrea", "no Antrea chain (ANTREA-*) or nftables table ip/ip6 antrea: Antrea does not run here",
                      nf_complete && n.native.whole(), r);
