@@ -96,7 +96,10 @@ void collect(model::Snapshot& snapshot, const Options& options) {
     snapshot.unavailable.push_back(*out.setns_failed);
     return;
   }
-  if (out.nft) {
+  if (out.nft && !out.nft->loaded) {
+    // Nothing to read, and not asked (that would load the module): an empty,
+    // complete nf_tables part. Legacy tables are read as usual.
+  } else if (out.nft) {
     nf.collection.nft_generation = out.nft->generation;
     nf.collection.nft_retries = out.nft->retries;
     for (auto& t : out.nft->tables) nf.tables.push_back(std::move(t));

@@ -17,6 +17,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -547,8 +550,34 @@ std::string nft_hook_name(uint8_t family, uint32_t hooknum) {
   return hooknum < 6 ? kInet[hooknum] : std::to_string(hooknum);
 }
 
+std::string nf_tables_absent() {
+  std::ifstream netlink("/proc/thread-self/net/netlink");
+  if (!netlink) return "";  // cannot tell: ask, as the tools do
+  std::string line;
+  std::getline(netlink, line);  // header
+  bool nfnetlink = false;
+  while (std::getline(netlink, line)) {
+    std::istringstream fields(line);
+    std::string sk;
+    int protocol = -1;
+    uint32_t port = 1;
+    fields >> sk >> protocol >> port;
+    nfnetlink = nfnetlink || (protocol == NETLINK_NETFILTER && port == 0);
+  }
+  if (!nfnetlink) return "this kernel has no nfnetlink loaded (no kernel NETLINK_NETFILTER socket in /proc/net/netlink)";
+  std::error_code ec;
+  if (std::filesystem::exists("/sys/module/nfnetlink/refcnt", ec) && !std::filesystem::exists("/sys/module/nf_tables", ec)) {
+    return "this kernel has no nf_tables loaded (the nfnetlink module is, nf_tables is not)";
+  }
+  return "";
+}
+
 NftDump dump_nftables(const Options& options) {
   NftDump out;
+  if (!nf_tables_absent().empty()) {
+    out.loaded = false;
+    return out;
+  }
   NlSocket sock;
   if (const int err = sock.open()) {
     // EPROTONOSUPPORT: no nfnetlink in this kernel (module not loaded), not a privilege.

@@ -12,11 +12,23 @@
 namespace dpscope::netfilter {
 
 struct NftDump {
+  // false: the kernel has no nf_tables loaded (see nf_tables_absent), so none
+  // was asked: no tables, and no generation.
+  bool loaded = true;
   std::vector<model::Table> tables;   // iptables-nft and native nftables tables
   uint32_t generation = 0;
   uint32_t retries = 0;
   bool consistent = true;             // false: the generation moved on every attempt
 };
+
+// Why asking would load nf_tables, when this kernel (seen from the calling
+// thread's network namespace) has none loaded; "" when it has, or when that
+// cannot be told. Opening a NETLINK_NETFILTER socket loads nfnetlink, and a
+// request to its nf_tables subsystem loads nf_tables (request_module): a read
+// must not. nfnetlink, built in or loaded, keeps a kernel socket of protocol
+// 12 in every namespace (/proc/net/netlink); a loaded nfnetlink module with no
+// nf_tables module beside it means no nf_tables (it cannot be built in then).
+std::string nf_tables_absent();
 
 // Throws SystemError (errno + hint) when nf_tables cannot be read at all (EPERM...).
 NftDump dump_nftables(const Options& options);

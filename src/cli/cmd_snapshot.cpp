@@ -76,6 +76,12 @@ void report_progress(const model::Snapshot& s) {
                 << s.netfilter.collection.nft_retries << " retries)";
     }
     std::cerr << "\n";
+    bool nft_unavailable = false;
+    for (const auto& u : s.unavailable) nft_unavailable = nft_unavailable || u.section.rfind("netfilter", 0) == 0;
+    if (!s.netfilter.collection.nft_generation && !nft_unavailable) {
+      std::cerr << "dpscope: netfilter: this kernel has no nf_tables loaded: not asked (asking would load it); "
+                   "no iptables-nft or nftables tables\n";
+    }
     uint64_t without_text = 0;
     for (const auto& t : s.netfilter.tables) {
       if (t.backend == model::Backend::Nftables) continue;

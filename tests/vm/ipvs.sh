@@ -26,5 +26,5 @@ cat /tmp/err
 echo "=== save after"
 ipvsadm -S -n
 echo "=== modules"
-cat /proc/modules | cut -d' ' -f1 | grep -E '^ip_vs' | sort
+cut -d' ' -f1 /proc/modules | sort
 echo "=== end"
