@@ -681,11 +681,11 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e, const IpvsAn
   // The other dataplanes' evidence, each under its name.
   // The first that serves Services itself: one dpscope cannot see
   // (services_hidden), or kube-router, whose Services are in IPVS.
-  const Dataplane* hidden = nullptr;
+  const Dataplane* proxy = nullptr;
   for (const auto& d : dataplanes) {
     for (const auto& ev : d.evidence) m.evidence.push_back(d.label + ": " + ev);
     if (!d.services_hidden.empty()) m.evidence.push_back(d.label + ": " + d.services_hidden);
-    if (!hidden && (!d.services_hidden.empty() || (d.id == "kube-router" && d.serves_services))) hidden = &d;
+    if (!proxy && (!d.services_hidden.empty() || (d.id == "kube-router" && d.serves_services))) proxy = &d;
   }
   bool cilium_kpr = cilium_lb || cilium_sock || (n.cilium_chains > 0 && !e.availability.usable());
   bool calico_ebpf = calico_lb;
@@ -724,11 +724,11 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e, const IpvsAn
   } else if (cilium_unread) {
     m.id = "cilium-unconfirmed";
     m.label = "Cilium eBPF (service map entries not read)";
-  } else if (hidden) {
+  } else if (proxy) {
     // Its Services are programmed where dpscope cannot read: say so, never "none".
-    m.id = hidden->id == "antrea" ? "antrea-proxy" : hidden->id;
-    m.label = hidden->label + (hidden->services_hidden.empty() ? " (services in IPVS)" : " (" + hidden->services_hidden + ")");
-    m.services_hidden = hidden->services_hidden;
+    m.id = proxy->id == "antrea" ? "antrea-proxy" : proxy->id;
+    m.label = proxy->label + (proxy->services_hidden.empty() ? " (services in IPVS)" : " (" + proxy->services_hidden + ")");
+    m.services_hidden = proxy->services_hidden;
     if (!n.availability.whole()) {
       m.id += "-unconfirmed";
       m.label += std::string(n.availability.usable() ? " (netfilter not fully seen" : " (netfilter not seen") +
@@ -749,11 +749,11 @@ Mode decide_mode(const NetfilterAnalysis& n, const EbpfAnalysis& e, const IpvsAn
   // The dataplanes beside the service proxy, in the label ("kube-proxy (nftables) +
   // Calico nftables dataplane"); Calico markers alone say nothing about a mode.
   for (const auto& d : dataplanes) {
-    if (hidden && &d == hidden && m.id.rfind(d.id == "antrea" ? "antrea-proxy" : d.id, 0) == 0) continue;
+    if (proxy && &d == proxy && m.id.rfind(d.id == "antrea" ? "antrea-proxy" : d.id, 0) == 0) continue;
     if (d.id == "calico") continue;
     m.label += " + " + d.label;
   }
-  if (m.services_hidden.empty() && hidden) m.services_hidden = hidden->services_hidden;
+  if (m.services_hidden.empty() && proxy) m.services_hidden = proxy->services_hidden;
   m.dataplanes = std::move(dataplanes);
   return m;
 }

@@ -4,6 +4,7 @@
 # show -- eBPF memory accounting of the 5.11-6.3 band today, IPVS later.
 #
 #   tests/vm/vm.sh kernel CACHE            fetch + extract the kernel and its modules into CACHE (once)
+#                                          (run also keeps the last dpscope bundle there)
 #   tests/vm/vm.sh run CACHE DPSCOPE PROG OUT
 #       boots CACHE's kernel with an initramfs of busybox, bpftool, the dpscope
 #       bundle (scripts/bundle.sh DPSCOPE) and PROG (a busybox sh script run as
@@ -101,7 +102,16 @@ run_vm() {
   [ -x "$bpftool" ] || cannot "no bpftool"
   work=$(mktemp -d "${TMPDIR:-/tmp}/dps-vm.XXXXXX")
   trap 'rm -rf "$work"' EXIT
-  "$root/scripts/bundle.sh" "$dpscope" "$work/rootfs" >/dev/null
+  # The bundle takes most of a run to build (40 s: a MANIFEST line per library
+  # from dpkg); it is kept in CACHE for the dpscope binary and bundle.sh it
+  # was built from, one at a time.
+  key=$(cat "$dpscope" "$root/scripts/bundle.sh" | sha256sum | cut -c1-16)
+  if [ ! -d "$cache/bundle-$key" ]; then
+    rm -rf "$cache"/bundle-*
+    "$root/scripts/bundle.sh" "$dpscope" "$work/bundle" >/dev/null
+    cp -a "$work/bundle" "$cache/bundle-$key.tmp" && mv "$cache/bundle-$key.tmp" "$cache/bundle-$key"
+  fi
+  cp -a "$cache/bundle-$key" "$work/rootfs"
   r=$work/rootfs
   mkdir -p "$r/bin" "$r/dev" "$r/proc" "$r/sys" "$r/run"
   cp /bin/busybox "$r/bin/busybox"
