@@ -75,6 +75,10 @@ cat >"$tmp/bin/dpscope" <<EOF
 # Runs the bundled dpscope with the bundled loader and libraries (no host libraries).
 here=\$(cd "\$(dirname "\$0")/.." && pwd)
 export XTABLES_LIBDIR="\$here$xtlibdir"  # libxtables' extension objects
+# Transparent huge pages for malloc's heap (glibc >= 2.35): a large snapshot is
+# hundreds of MB of small objects, and their first-touch page faults were a
+# third of loading one (BENCHMARKS.md, verify). A no-op where THP is off.
+export GLIBC_TUNABLES="\${GLIBC_TUNABLES:+\$GLIBC_TUNABLES:}glibc.malloc.hugetlb=1"
 exec "\$here$interp" --library-path "$libdirs" "\$here/usr/local/bin/dpscope" "\$@"
 EOF
 chmod 755 "$tmp/bin/dpscope"
