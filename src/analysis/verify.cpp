@@ -258,22 +258,14 @@ std::string join_or_none(const std::vector<std::string>& v) {
 
 }  // namespace
 
-NodeVerification verify_node(const IntentIndex& intent, const model::Snapshot& s, const std::string& node_name,
-                             const std::string& source) {
-  NodeVerification nv;
-  nv.node = node_name;
-  nv.source = source;
-  const std::vector<ExpectedFrontend> expected = intent.expected_for(node_name);
-  std::set<std::string> expected_services;
-  for (const auto& e : expected) expected_services.insert(e.service_key);
-  nv.services_expected = expected_services.size();
-
+NodeProgramming programming_of(const model::Snapshot& s) {
+  NodeProgramming np;
   // What could not be read is named, never taken as "not programmed".
   const NodeAnalysis a = analyze(s);
   auto gap = [&](const Availability& av, const std::string& what) {
     // A section listed unavailable (not read at all, e.g. no CAP_NET_ADMIN) is a gap as much
     // as a partly read one: another dataplane on the node could be programmed there.
-    if (av.unavailable || (av.collected && !av.complete())) nv.not_verified.push_back(what + ": " + av.gap());
+    if (av.unavailable || (av.collected && !av.complete())) np.not_verified.push_back(what + ": " + av.gap());
   };
   gap(a.netfilter.availability, "netfilter");
   gap(a.ebpf.services_av, "eBPF service maps");
@@ -282,30 +274,50 @@ NodeVerification verify_node(const IntentIndex& intent, const model::Snapshot& s
   // node address) cannot be told from a ClusterIP's.
   const bool ipvs_ports_unknown = a.ipvs.loaded && a.ipvs.services > 0 && !s.ipvs.interface_addresses;
   if (ipvs_ports_unknown) {
-    nv.not_verified.push_back("IPVS: the addresses of kube-ipvs0 / kube-dummy-if were not read (import --ip-addr), so "
+    np.not_verified.push_back("IPVS: the addresses of kube-ipvs0 / kube-dummy-if were not read (import --ip-addr), so "
                               "NodePort virtual services cannot be told from the others");
   }
   for (const auto& t : a.netfilter.service_rules_hidden) {
-    nv.not_verified.push_back(t + ": KUBE-SERVICES rules counted, not recorded (an nft -j import of iptables-nft)");
+    np.not_verified.push_back(t + ": KUBE-SERVICES rules counted, not recorded (an nft -j import of iptables-nft)");
   }
   for (const auto& l : s.ebpf.services) {
-    if (!l.decoded) nv.not_verified.push_back(l.dataplane + " service maps not decoded: " + l.note);
+    if (!l.decoded) np.not_verified.push_back(l.dataplane + " service maps not decoded: " + l.note);
   }
-  for (const auto& why : nv.not_verified) {
-    nv.findings.push_back({"not-verified", node_name, "", "", "", "", "complete snapshot", why, ""});
-  }
-
   // A dataplane whose source was not read in full is named above and not
   // compared: its gaps would read as missing frontends.
   const bool netfilter_gap = (a.netfilter.availability.collected && !a.netfilter.availability.complete()) ||
                              !a.netfilter.service_rules_hidden.empty();
   const bool ebpf_gap = a.ebpf.services_av.collected && !a.ebpf.services_av.complete();
-  std::vector<std::string> planes;
-  for (auto& p : dataplanes_present(s)) {
+  const std::vector<std::string> present = dataplanes_present(s);
+  np.any_dataplane = !present.empty();
+  for (const auto& p : present) {
     bool ebpf = p == "cilium" || p == "calico";
-    if (p == "ipvs" ? !ipvs_ports_unknown : ebpf ? !ebpf_gap : !netfilter_gap) planes.push_back(p);
+    if (p == "ipvs" ? !ipvs_ports_unknown : ebpf ? !ebpf_gap : !netfilter_gap) np.planes.push_back(p);
   }
-  if (planes.empty() && !dataplanes_present(s).empty()) return nv;
+  if (!np.planes.empty()) np.programmed = merge_entries(frontends_of(s));
+  return np;
+}
+
+NodeVerification verify_node(const IntentIndex& intent, const model::Snapshot& s, const std::string& node_name,
+                             const std::string& source) {
+  return verify_node(intent, programming_of(s), node_name, source);
+}
+
+NodeVerification verify_node(const IntentIndex& intent, const NodeProgramming& np, const std::string& node_name,
+                             const std::string& source) {
+  NodeVerification nv;
+  nv.node = node_name;
+  nv.source = source;
+  const std::vector<ExpectedFrontend> expected = intent.expected_for(node_name);
+  std::set<std::string> expected_services;
+  for (const auto& e : expected) expected_services.insert(e.service_key);
+  nv.services_expected = expected_services.size();
+  nv.not_verified = np.not_verified;
+  for (const auto& why : nv.not_verified) {
+    nv.findings.push_back({"not-verified", node_name, "", "", "", "", "complete snapshot", why, ""});
+  }
+  const std::vector<std::string>& planes = np.planes;
+  if (planes.empty() && np.any_dataplane) return nv;
   if (planes.empty()) {
     if (!expected.empty() && nv.not_verified.empty()) {
       nv.findings.push_back({"no-dataplane", node_name, "", "", "", "",
@@ -315,7 +327,7 @@ NodeVerification verify_node(const IntentIndex& intent, const model::Snapshot& s
     }
     return nv;
   }
-  std::vector<FrontendProgramming> programmed = merge_entries(frontends_of(s));
+  const std::vector<FrontendProgramming>& programmed = np.programmed;
 
   for (const auto& plane : planes) {
     DataplaneVerification dv;

@@ -91,7 +91,21 @@ struct NodeVerification {
   bool ok() const { return findings.empty(); }
 };
 
+// What verify reads of a node's snapshot: what could not be read, the
+// dataplanes it compares, and their frontends. Small beside the snapshot, so
+// a caller can drop the snapshot before the comparison makes its own objects.
+struct NodeProgramming {
+  std::vector<std::string> not_verified;       // why part of the node cannot be verified
+  bool any_dataplane = false;                  // a service dataplane is there, compared or not
+  std::vector<std::string> planes;             // the ones compared
+  std::vector<FrontendProgramming> programmed;  // their frontends, one entry per dataplane and key
+};
+NodeProgramming programming_of(const model::Snapshot& s);
+
 // One node. `node_name` overrides the snapshot's (the eTP/iTP Local rules need it).
+NodeVerification verify_node(const IntentIndex& intent, const NodeProgramming& node, const std::string& node_name,
+                             const std::string& source);
+// The same, from the snapshot.
 NodeVerification verify_node(const IntentIndex& intent, const model::Snapshot& s, const std::string& node_name,
                              const std::string& source);
 

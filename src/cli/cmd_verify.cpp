@@ -102,12 +102,20 @@ int run_verify(const VerifyArgs& a) {
     for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
       try {
         PhaseTimer node_phase;
-        const model::Snapshot s = model::load_snapshot(paths[i], {analysis::verify_rule_detail, warn_on_stderr});
-        node_phase("load snapshot (worker)");
-        const std::string name = a.node.empty() ? analysis::node_name_of(s, paths[i]) : a.node;
+        // The snapshot is dropped once its frontends are read: the comparison's
+        // own objects (every expected frontend) then take its place, not its top.
+        std::string name;
+        analysis::NodeProgramming node;
+        {
+          const model::Snapshot s = model::load_snapshot(paths[i], {analysis::verify_rule_detail, warn_on_stderr});
+          node_phase("load snapshot (worker)");
+          name = a.node.empty() ? analysis::node_name_of(s, paths[i]) : a.node;
+          node = analysis::programming_of(s);
+          node_phase("read its frontends (worker)");
+        }
         intent_ready.get();
         node_phase("wait for the intent (worker)");
-        results[i] = analysis::verify_node(*index, s, name, paths[i]);
+        results[i] = analysis::verify_node(*index, node, name, paths[i]);
         node_phase("verify node (worker)");
       } catch (...) {
         errors[i] = std::current_exception();
