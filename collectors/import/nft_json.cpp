@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "collectors/import/import.h"
+#include "collectors/import/nft_json_text.h"
 #include "model/iptables.h"
 #include "model/json_input.h"
 #include "util/error.h"
@@ -194,6 +195,15 @@ class NftParser {
     rule.match.comment = optional_string(body, "comment");
     for (const auto& statement : expr) match(statement, rule);
     if (!expr.empty()) verdict(expr.back(), rule);
+    // The text `nft list ruleset` prints; a rule the printer does not know is
+    // kept and marked, its statements as given.
+    NftRuleText text = nft_rule_text(expr, t.table.family, rule.match.comment);
+    if (text.unknown.empty()) {
+      rule.text = std::move(text.text);
+    } else {
+      rule.undecoded = true;
+      rule.raw = expr.dump();
+    }
   }
 
   // The matches the rule record carries, as the live collector decodes them
@@ -324,6 +334,9 @@ class NftParser {
 
   // The verdict of the rule's last statement.
   void verdict(const json& statement, model::Rule& rule) const {
+    // nft 1.0.6 prints a statement its JSON output does not describe (chain
+    // bindings, `update @map { k : v }`) as that statement's text: no verdict.
+    if (statement.is_string()) return;
     if (!statement.is_object() || statement.size() != 1) fail("a statement must be an object with one key");
     const std::string& name = statement.begin().key();
     const json& arg = statement.begin().value();

@@ -22,63 +22,17 @@
 #include <string_view>
 #include <vector>
 
+#include "collectors/import/nft_json_text.h"
+#include "collectors/netfilter/nft_dump.h"
+#include "collectors/netfilter/nl_attr.h"
 #include "collectors/netfilter/xt.h"
 
 namespace dpscope::netfilter {
 
 namespace {
 
-constexpr int kMaxAttr = 32;
-using AttrTable = std::array<const nlattr*, kMaxAttr>;
+using namespace nla;  // NOLINT: the attribute helpers of this directory
 
-int store_attr(const nlattr* attr, void* data) {
-  auto* tb = static_cast<AttrTable*>(data);
-  const int type = mnl_attr_get_type(attr);
-  if (type >= 0 && type < kMaxAttr) (*tb)[type] = attr;
-  return MNL_CB_OK;
-}
-
-AttrTable parse_nested(const nlattr* nest) {
-  AttrTable tb{};
-  if (nest != nullptr) mnl_attr_parse_nested(nest, store_attr, &tb);
-  return tb;
-}
-
-uint32_t be32(const nlattr* a) { return a ? ntohl(mnl_attr_get_u32(a)) : 0; }
-uint64_t be64(const nlattr* a) { return a ? be64toh(mnl_attr_get_u64(a)) : 0; }
-
-std::string_view str(const nlattr* a) {
-  if (a == nullptr) return {};
-  const char* s = static_cast<const char*>(mnl_attr_get_payload(a));
-  return std::string_view(s, strnlen(s, mnl_attr_get_payload_len(a)));
-}
-
-// NFTA_DATA_VALUE bytes of a nested nft_data attribute.
-std::string_view data_value(const nlattr* nest) {
-  const AttrTable tb = parse_nested(nest);
-  const nlattr* v = tb[NFTA_DATA_VALUE];
-  if (v == nullptr) return {};
-  return std::string_view(static_cast<const char*>(mnl_attr_get_payload(v)), mnl_attr_get_payload_len(v));
-}
-
-struct Verdict {
-  bool present = false;
-  int32_t code = 0;
-  std::string chain;
-};
-
-Verdict data_verdict(const nlattr* nest) {
-  Verdict v;
-  const AttrTable tb = parse_nested(nest);
-  if (tb[NFTA_DATA_VERDICT] == nullptr) return v;
-  const AttrTable vt = parse_nested(tb[NFTA_DATA_VERDICT]);
-  v.present = true;
-  v.code = static_cast<int32_t>(be32(vt[NFTA_VERDICT_CODE]));
-  v.chain = std::string(str(vt[NFTA_VERDICT_CHAIN]));
-  return v;
-}
-
-// What a register holds, as far as the xtables-compat shapes need to know.
 struct Reg {
   enum Kind : uint8_t { kNone, kMeta, kPayload } kind = kNone;
   uint32_t key = 0;  // meta key
@@ -735,22 +689,13 @@ model::Rule decode_nft_rule(const nlmsghdr* nlh, const RuleDecodeOptions& option
   IptablesDecoder ipt(rule, af);
   NativeDecoder native(rule);
   bool decoded = true;
-  if (tb[NFTA_RULE_EXPRESSIONS] != nullptr) {
-    const nlattr* nest = tb[NFTA_RULE_EXPRESSIONS];
-    const char* end = static_cast<const char*>(mnl_attr_get_payload(nest)) + mnl_attr_get_payload_len(nest);
-    // mnl_attr_for_each_nested, spelled out: the macro does not compile as C++.
-    for (auto* elem = static_cast<const nlattr*>(mnl_attr_get_payload(nest));
-         mnl_attr_ok(elem, static_cast<int>(end - reinterpret_cast<const char*>(elem))); elem = mnl_attr_next(elem)) {
-      const AttrTable et = parse_nested(elem);
-      const std::string_view name = str(et[NFTA_EXPR_NAME]);
-      const AttrTable data = parse_nested(et[NFTA_EXPR_DATA]);
-      if (options.iptables) {
-        if (decoded && !ipt.expr(name, data)) decoded = false;
-      } else {
-        native.expr(name, data);
-      }
+  for_each_expression(tb[NFTA_RULE_EXPRESSIONS], [&](std::string_view name, const AttrTable& data) {
+    if (options.iptables) {
+      if (decoded && !ipt.expr(name, data)) decoded = false;
+    } else {
+      native.expr(name, data);
     }
-  }
+  });
   const std::string comment = udata_comment(tb[NFTA_RULE_USERDATA]);
   if (!comment.empty() && rule.match.comment.empty()) rule.match.comment = comment;
   if (options.iptables && decoded) {
@@ -764,6 +709,21 @@ model::Rule decode_nft_rule(const nlmsghdr* nlh, const RuleDecodeOptions& option
         const std::string shown = rule.text.substr(j + 4, rule.text.find(' ', j + 4) - (j + 4));
         if (!shown.empty() && shown != rule.target) rule.target = shown;
       }
+    }
+  }
+  if (!options.iptables && options.sets != nullptr) {
+    // The text goes through the printer `nft -j` imports use, so a live and
+    // an imported snapshot of one ruleset print each rule the same way.
+    const NativeStatements st = native_statements(tb[NFTA_RULE_EXPRESSIONS], options.family, *options.sets);
+    std::string why = st.unknown;
+    if (why.empty()) {
+      importer::NftRuleText t = importer::nft_rule_text(st.statements, nft_family_name(options.family), comment);
+      rule.text = std::move(t.text);
+      why = std::move(t.unknown);
+    }
+    if (rule.text.empty()) {
+      rule.undecoded = true;
+      rule.raw = "text not printed (" + why + "): " + nftnl_rule_text(nlh);
     }
   }
   if (!decoded) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "collectors/netfilter/nft_native.h"
 #include "model/snapshot.h"
 
 namespace dpscope::netfilter {
@@ -16,11 +17,14 @@ namespace dpscope::netfilter {
 struct RuleDecodeOptions {
   uint8_t family = 0;     // NFPROTO_* of the table
   bool iptables = false;  // decode as an iptables-nft rule (else: native nftables record)
+  // A native rule's table's sets, for its text (nullptr: the text is not printed).
+  const TableSets* sets = nullptr;
 };
 
 // Decodes `nlh` into a rule record (position left 0 for the caller).
-// An iptables-nft rule with an expression outside the xtables-compat set is
-// returned with undecoded = true and raw = libnftnl's text of the rule.
+// An iptables-nft rule with an expression outside the xtables-compat set, and
+// a native rule whose text nft_native.h cannot print, are returned with
+// undecoded = true and raw = libnftnl's text of the rule.
 model::Rule decode_nft_rule(const nlmsghdr* nlh, const RuleDecodeOptions& options);
 
 // libnftnl's default text of the rule ("[ payload load 4b @ network header + 16 => reg 1 ] ..."),

@@ -84,7 +84,9 @@ inline std::string rule_text(const model::Rule& r) {
   for (const auto& mod : m.modules) o << mod << ",";
   o << " " << r.verdict_kind << " " << r.target;
   o << " args=[" << r.target_args << "] text=[" << r.text << "]";
-  if (r.undecoded) o << " UNDECODED " << r.raw;
+  // Not `raw`: it is each source's own rendering (libnftnl's text live, the
+  // statements as given in an import).
+  if (r.undecoded) o << " UNDECODED";
   return o.str();
 }
 

@@ -1,10 +1,13 @@
 // Native nftables rule text against the nftables project's own test dumps
 // (fixtures/upstream/netfilter-tests/nftables-dumps/, SOURCES.md): each
-// `.nft` ruleset this machine's `nft -f` loads goes into a dps-* netns; what
-// `nft -j list ruleset` prints of it is printed rule by rule by dpscope's
-// printer (collectors/import/nft_json_text.h) and must equal what
-// `nft list ruleset` prints of the same state. A rule the printer does not
-// know keeps no text (counted by reason); a printed text is never wrong.
+// `.nft` ruleset this machine's `nft -f` loads goes into a dps-* netns, and
+// every rule's text must equal what `nft list ruleset` prints of it, from
+// three sides:
+//   - the printer (collectors/import/nft_json_text.h) on what `nft -j` prints;
+//   - `dpscope import --nft-json` of that output;
+//   - `dpscope snapshot --netns` of the namespace (collectors/netfilter/nft_native.h).
+// A rule a side cannot print keeps no text (counted, with the printer's
+// reasons); a printed text is never wrong, and live equals import.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collectors/import/nft_json_text.h"
+#include "model/json.h"
 #include "tests/support/kernel.h"
 #include "tests/support/nft_text.h"
 #include "tests/support/process.h"
@@ -33,9 +37,13 @@ TEST(NftTextCorpus, PrintedTextIsNftsOwnAndCoverageHolds) {
   ASSERT_GE(dumps.size(), 400u);
 
   Netns ns("nfttext");
+  TempDir dir;
   std::map<std::string, size_t> refused, unknown_by_reason;
   size_t loaded = 0, rules = 0, printed = 0, wrong = 0, multiline = 0;
-  std::vector<std::string> wrong_examples;
+  size_t as_iptables = 0, live_printed = 0, live_wrong = 0, import_printed = 0, import_wrong = 0, live_import_differ = 0;
+  std::vector<std::string> wrong_examples, live_examples;
+  std::map<std::string, size_t> live_missing;  // why live printed no text where the import did
+  std::map<std::string, std::string> live_missing_example;
   for (const auto& path : dumps) {
     const std::string name = path.substr(path.find("nftables-dumps/") + 15);
     // One shell per dump: flush, load, then both listings of the same state.
@@ -54,9 +62,27 @@ TEST(NftTextCorpus, PrintedTextIsNftsOwnAndCoverageHolds) {
     const auto sep = r.out.find("@@json@@\n");
     ASSERT_NE(sep, std::string::npos) << name;
     const std::string text = r.out.substr(0, sep);
-    const json doc = json::parse(r.out.substr(sep + 9));
+    const std::string json_text = r.out.substr(sep + 9);
+    const json doc = json::parse(json_text);
     const NftTextRules want = nft_text_rules(text);
     multiline += want.multiline;
+    // The same state through dpscope itself: live, and imported from nft -j.
+    const std::string live_file = dir.file("live.json"), import_file = dir.file("import.json");
+    write_text(dir.file("nft.json"), json_text);
+    const RunResult lr = run({dpscope_bin(), "snapshot", "--netns", ns.name(), "--rules", "--no-ebpf", "-q", "-o", live_file});
+    ASSERT_EQ(lr.exit_code, 0) << name << ": " << lr.err;
+    const RunResult ir = run({dpscope_bin(), "import", "--nft-json", dir.file("nft.json"), "-o", import_file});
+    ASSERT_EQ(ir.exit_code, 0) << name << ": " << ir.err;
+    const model::Snapshot live = model::load_snapshot(live_file), imported = model::load_snapshot(import_file);
+    auto rule_of = [](const model::Snapshot& s, const NftChainKey& key, size_t i) -> const model::Rule* {
+      // Any backend: a native table named like an iptables one (`ip nat`) is read as iptables-nft's.
+      for (const auto& t : s.netfilter.tables) {
+        if (t.family != std::get<0>(key) || t.name != std::get<1>(key)) continue;
+        const model::Chain* c = model::find_chain(t, std::get<2>(key));
+        return c && i < c->rules.size() ? &c->rules[i] : nullptr;
+      }
+      return nullptr;
+    };
     std::map<NftChainKey, size_t> next;  // each chain's next rule
     for (const auto& item : doc.at("nftables")) {
       if (!item.contains("rule")) continue;
@@ -66,31 +92,75 @@ TEST(NftTextCorpus, PrintedTextIsNftsOwnAndCoverageHolds) {
       ++rules;
       const auto& lines = want.chains.count(key) ? want.chains.at(key) : std::vector<std::string>{};
       ASSERT_LT(i, lines.size()) << name << ": nft -j lists more rules than nft list in " << r["chain"];
+      const std::string& nft = lines[i];
+      const model::Rule* l = rule_of(live, key, i);
+      const model::Rule* m = rule_of(imported, key, i);
+      ASSERT_NE(l, nullptr) << name << ": no live rule " << i << " in " << r["chain"];
+      if (!l->text.empty() && l->text.rfind("-A ", 0) == 0) {
+        ++as_iptables;  // a native table named and shaped like iptables-nft's: its text is iptables-save's
+        continue;
+      }
+      // No imported record: a table the import reads as iptables-nft's, whose rules nft -j only lets it count.
+      const std::string import_text = m ? m->text : "";
+      if (!l->text.empty()) {
+        ++live_printed;
+        if (l->text != nft) {
+          ++live_wrong;
+          if (live_examples.size() < 25) live_examples.push_back(name + ": nft:  " + nft + "\n      live: " + l->text);
+        }
+      }
+      if (!import_text.empty()) {
+        ++import_printed;
+        if (import_text != nft) ++import_wrong;
+      }
+      if (l->text != import_text) {
+        ++live_import_differ;
+        if (l->text.empty()) {
+          const std::string why = l->raw.substr(0, l->raw.find("): ") + 1);
+          if (live_missing[why]++ == 0) live_missing_example[why] = name + ": " + nft;
+        }
+      }
+      EXPECT_EQ(l->undecoded, l->text.empty()) << name << ": a live rule without text is marked undecoded";
+      if (m) EXPECT_EQ(m->undecoded, m->text.empty()) << name << ": an imported rule without text is marked undecoded";
       importer::NftRuleText t = importer::nft_rule_text(r["expr"], r["family"], r.value("comment", ""));
       if (!t.unknown.empty()) {
         unknown_by_reason[t.unknown.substr(0, 60)]++;
         continue;
       }
       ++printed;
-      if (t.text != lines[i]) {
+      if (t.text != nft) {
         ++wrong;
-        if (wrong_examples.size() < 25) wrong_examples.push_back(name + ": nft: " + lines[i] + "\n      ours: " + t.text);
+        if (wrong_examples.size() < 25) wrong_examples.push_back(name + ": nft: " + nft + "\n      ours: " + t.text);
       }
     }
   }
   ns.sh("nft flush ruleset");
 
+  auto pct = [](size_t n, size_t of) { return std::to_string(of ? n * 100 / of : 0) + "%"; };
   std::string report = "nftables-dumps: " + std::to_string(dumps.size()) + " dumps, " + std::to_string(loaded) +
-                       " loaded by this nft; " + std::to_string(rules) + " rules, " + std::to_string(printed) +
-                       " printed (" + std::to_string(rules ? printed * 100 / rules : 0) + "%), " + std::to_string(wrong) +
-                       " wrong; " + std::to_string(multiline) + " chain-binding rules\n";
+                       " loaded by this nft; " + std::to_string(rules) + " rules; " + std::to_string(multiline) +
+                       " chain-binding rules\n";
+  report += "  read as iptables-nft tables (their text is iptables-save's): " + std::to_string(as_iptables) + " rules\n";
+  report += "  printer on nft -j: " + std::to_string(printed) + " printed (" + pct(printed, rules) + "), " +
+            std::to_string(wrong) + " wrong\n";
+  report += "  import:            " + std::to_string(import_printed) + " printed (" + pct(import_printed, rules) +
+            "), " + std::to_string(import_wrong) + " wrong\n";
+  report += "  live snapshot:     " + std::to_string(live_printed) + " printed (" + pct(live_printed, rules) + "), " +
+            std::to_string(live_wrong) + " wrong\n";
+  report += "  live != import:    " + std::to_string(live_import_differ) + " rules (one side printed, the other not)\n";
+  for (const auto& [why, n] : live_missing) {
+    report += "    " + std::to_string(n) + "  live: " + why + "\n        e.g. " + live_missing_example[why] + "\n";
+  }
   report += "refused by nft -f here:\n";
   for (const auto& [why, n] : refused) report += "  " + std::to_string(n) + "  " + why + "\n";
   report += "not printed (the printer does not know them yet):\n";
   for (const auto& [why, n] : unknown_by_reason) report += "  " + std::to_string(n) + "  " + why + "\n";
   std::cout << report;
   for (const auto& w : wrong_examples) ADD_FAILURE() << w;
+  for (const auto& w : live_examples) ADD_FAILURE() << w;
 
+  EXPECT_EQ(live_wrong, 0u) << "a live rule text must be nft's own";
+  EXPECT_EQ(import_wrong, 0u) << "an imported rule text must be nft's own";
   EXPECT_EQ(wrong, 0u) << "a printed rule text must be nft's own";
   EXPECT_GE(loaded, 300u);
   EXPECT_GE(rules, 500u);

@@ -1,0 +1,931 @@
+#include "collectors/netfilter/nft_native.h"
+
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_nat.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <mutex>
+#include <optional>
+
+#include "collectors/netfilter/nl_attr.h"
+
+namespace dpscope::netfilter {
+
+namespace {
+
+using nlohmann::json;
+using namespace nla;  // NOLINT: the attribute helpers of this directory
+
+struct Unknown {
+  std::string what;
+};
+[[noreturn]] void unknown(std::string what) { throw Unknown{std::move(what)}; }
+
+// nft's datatype ids (src/datatype.h enum datatypes): set key types carry them.
+enum Datatype : uint32_t {
+  kInvalid = 0, kVerdict = 1, kNfproto = 2, kBitmask = 3, kInteger = 4, kString = 5, kIpaddr = 7, kIp6addr = 8,
+  kEtheraddr = 9, kEthertype = 10, kInetProto = 12, kInetService = 13, kIcmpType = 14, kTcpFlag = 15, kMark = 19,
+  kIfindex = 20, kArphrd = 21, kCtState = 26, kCtDir = 27, kCtStatus = 28, kIcmp6Type = 29, kPkttype = 31, kFibAddr = 38,
+  kIfname = 41,
+};
+
+enum class Order : uint8_t { Big, Host };
+
+// What a register holds: an expression loaded from the packet or its
+// metadata (with how its values print), or a literal value.
+struct Value {
+  enum Kind : uint8_t { kNone, kExpr, kLiteral } kind = kNone;
+  json expr;                 // kExpr: as nft -j prints it
+  uint32_t type = kInvalid;  // datatype of the expression's values
+  Order order = Order::Big;
+  uint32_t len = 0;          // bytes
+  std::string bytes;         // kLiteral
+  // A packet field loaded short of its width (an address prefix of whole bytes).
+  uint32_t field_len = 0;
+  // A bitwise AND on the expression with no xor: a prefix on an address, a
+  // flag test on a bitmask type.
+  std::string mask;
+  json masked;               // the expression before the AND
+  int dependency = -1;       // statement whose protocol gave this field its name
+  // One load of adjacent fields, as nft merges `udp sport 1 udp dport 2`
+  // into one 4-byte compare: nft prints a match per field again.
+  std::vector<const struct Field*> fields;
+};
+
+// ------------------------------------------------------------------ values
+
+uint64_t integer(std::string_view b, Order order) {
+  uint64_t v = 0;
+  if (order == Order::Big || b.size() > 8) {
+    if (b.size() > 8) unknown("an integer wider than 64 bits");
+    for (unsigned char c : b) v = (v << 8) | c;
+    return v;
+  }
+  switch (b.size()) {
+    case 1: return static_cast<uint8_t>(b[0]);
+    case 2: { uint16_t x; std::memcpy(&x, b.data(), 2); return x; }
+    case 4: { uint32_t x; std::memcpy(&x, b.data(), 4); return x; }
+    case 8: std::memcpy(&v, b.data(), 8); return v;
+    default: unknown("a host-endian integer of " + std::to_string(b.size()) + " bytes");
+  }
+}
+
+std::string protocol_name(uint8_t p) {
+  // nft prints a protocol by getprotobynumber(3) (datatype.c inet_protocol_type_print): read once.
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v(256);
+    for (int i = 0; i < 256; ++i) {
+      struct protoent ent, *res = nullptr;
+      char buf[1024];
+      if (getprotobynumber_r(i, &ent, buf, sizeof buf, &res) == 0 && res != nullptr) v[i] = res->p_name;
+    }
+    return v;
+  }();
+  return names[p];
+}
+
+// A bitmask value as nft -j prints it: one name, or the names in bit order.
+json flags(uint64_t v, const std::vector<std::pair<uint64_t, const char*>>& names) {
+  json out = json::array();
+  for (const auto& [bit, name] : names) {
+    if (v & bit) {
+      out.push_back(name);
+      v &= ~bit;
+    }
+  }
+  if (v != 0 || out.empty()) unknown("a flag value nft names by number");
+  return out.size() == 1 ? out[0] : out;
+}
+
+json symbol(uint64_t v, const std::vector<std::pair<uint64_t, const char*>>& names, bool number_otherwise = false) {
+  for (const auto& [n, name] : names) {
+    if (n == v) return name;
+  }
+  if (number_otherwise) return v;
+  unknown("a value without a name (" + std::to_string(v) + ")");
+}
+
+json address(int af, std::string_view b) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  const size_t want = af == AF_INET ? 4 : 16;
+  if (b.size() != want || inet_ntop(af, b.data(), buf, sizeof buf) == nullptr) unknown("an address of a wrong size");
+  return std::string(buf);
+}
+
+json value(uint32_t type, Order order, std::string_view b) {
+  switch (type) {
+    case kIpaddr: return address(AF_INET, b);
+    case kIp6addr: return address(AF_INET6, b);
+    case kInetService: return integer(b, Order::Big);
+    case kInteger: return integer(b, order);
+    case kMark: return integer(b, Order::Host);
+    case kInetProto: {
+      if (b.size() != 1) unknown("a protocol of a wrong size");
+      const std::string name = protocol_name(static_cast<uint8_t>(b[0]));
+      if (name.empty()) return static_cast<uint8_t>(b[0]);
+      return name;
+    }
+    case kNfproto: return symbol(integer(b, Order::Host), {{NFPROTO_IPV4, "ipv4"}, {NFPROTO_IPV6, "ipv6"}});
+    case kEthertype:
+      return symbol(integer(b, Order::Big), {{0x0800, "ip"}, {0x0806, "arp"}, {0x86dd, "ip6"}, {0x8100, "vlan"},
+                                              {0x88a8, "8021ad"}});
+    case kIfname:
+    case kString: {
+      const size_t nul = b.find('\0');
+      // A name compared short of its NUL is a prefix: nft prints "eth*".
+      if (nul == std::string_view::npos) return std::string(b) + "*";
+      return std::string(b.substr(0, nul));
+    }
+    case kIfindex: {
+      // nft names the interface as the namespace has it now (datatype.c ifindex_type_print).
+      const uint64_t index = integer(b, Order::Host);
+      char name[IF_NAMESIZE] = {};
+      if (index != 0 && if_indextoname(static_cast<unsigned>(index), name) != nullptr) return std::string(name);
+      return index;
+    }
+    case kArphrd:
+      return symbol(integer(b, Order::Host), {{1, "ether"}, {512, "ppp"}, {768, "ipip"}, {769, "ipip6"},
+                                              {772, "loopback"}, {776, "sit"}, {778, "ipgre"}});
+    case kEtheraddr: {
+      if (b.size() != 6) unknown("an ether address of a wrong size");
+      char buf[18];
+      const auto* p = reinterpret_cast<const uint8_t*>(b.data());
+      std::snprintf(buf, sizeof buf, "%02x:%02x:%02x:%02x:%02x:%02x", p[0], p[1], p[2], p[3], p[4], p[5]);
+      return std::string(buf);
+    }
+    case kCtState:
+      return flags(integer(b, Order::Host),
+                   {{1, "invalid"}, {2, "established"}, {4, "related"}, {8, "new"}, {64, "untracked"}});
+    case kCtStatus:
+      return flags(integer(b, Order::Host), {{1, "expected"}, {2, "seen-reply"}, {4, "assured"}, {8, "confirmed"},
+                                             {16, "snat"}, {32, "dnat"}, {512, "dying"}});
+    case kCtDir: return symbol(integer(b, Order::Host), {{0, "original"}, {1, "reply"}});
+    case kTcpFlag:
+      return flags(integer(b, Order::Big), {{1, "fin"}, {2, "syn"}, {4, "rst"}, {8, "psh"}, {16, "ack"}, {32, "urg"},
+                                            {64, "ecn"}, {128, "cwr"}});
+    case kFibAddr:
+      return symbol(integer(b, Order::Host), {{0, "unspec"}, {1, "unicast"}, {2, "local"}, {3, "broadcast"},
+                                              {4, "anycast"}, {5, "multicast"}, {6, "blackhole"}, {7, "unreachable"},
+                                              {8, "prohibit"}});
+    case kPkttype:
+      return symbol(integer(b, Order::Host), {{0, "host"}, {1, "broadcast"}, {2, "multicast"}, {3, "other"}});
+    case kIcmpType:
+      return symbol(integer(b, Order::Big),
+                    {{0, "echo-reply"}, {3, "destination-unreachable"}, {4, "source-quench"}, {5, "redirect"},
+                     {8, "echo-request"}, {9, "router-advertisement"}, {10, "router-solicitation"},
+                     {11, "time-exceeded"}, {12, "parameter-problem"}, {13, "timestamp-request"},
+                     {14, "timestamp-reply"}, {15, "info-request"}, {16, "info-reply"}, {17, "address-mask-request"},
+                     {18, "address-mask-reply"}},
+                    true);
+    case kIcmp6Type:
+      return symbol(integer(b, Order::Big),
+                    {{1, "destination-unreachable"}, {2, "packet-too-big"}, {3, "time-exceeded"},
+                     {4, "parameter-problem"}, {128, "echo-request"}, {129, "echo-reply"},
+                     {130, "mld-listener-query"}, {131, "mld-listener-report"}, {132, "mld-listener-done"},
+                     {133, "nd-router-solicit"}, {134, "nd-router-advert"}, {135, "nd-neighbor-solicit"},
+                     {136, "nd-neighbor-advert"}, {137, "nd-redirect"}, {138, "router-renumbering"},
+                     {141, "ind-neighbor-solicit"}, {142, "ind-neighbor-advert"}, {143, "mld2-listener-report"}},
+                    true);
+    default: unknown("a value of datatype " + std::to_string(type));
+  }
+}
+
+json verdict(int32_t code, const std::string& chain) {
+  switch (code) {
+    case NF_ACCEPT: return {{"accept", nullptr}};
+    case NF_DROP: return {{"drop", nullptr}};
+    case NFT_CONTINUE: return {{"continue", nullptr}};
+    case NFT_RETURN: return {{"return", nullptr}};
+    case NFT_JUMP: return {{"jump", {{"target", chain}}}};
+    case NFT_GOTO: return {{"goto", {{"target", chain}}}};
+    default: unknown("verdict " + std::to_string(code));
+  }
+}
+
+// ------------------------------------------------------------------ packet fields
+
+struct Field {
+  const char* protocol;
+  uint32_t offset, len;  // bytes
+  const char* name;
+  uint32_t type;
+  bool address = false;
+};
+
+// Whole-byte fields of the headers nft names (src/proto.c); bit fields are not here.
+constexpr Field kFields[] = {
+    {"ip", 2, 2, "length", kInteger}, {"ip", 4, 2, "id", kInteger}, {"ip", 8, 1, "ttl", kInteger},
+    {"ip", 9, 1, "protocol", kInetProto}, {"ip", 10, 2, "checksum", kInteger},
+    {"ip", 12, 4, "saddr", kIpaddr, true}, {"ip", 16, 4, "daddr", kIpaddr, true},
+    {"ip6", 4, 2, "length", kInteger}, {"ip6", 6, 1, "nexthdr", kInetProto}, {"ip6", 7, 1, "hoplimit", kInteger},
+    {"ip6", 8, 16, "saddr", kIp6addr, true}, {"ip6", 24, 16, "daddr", kIp6addr, true},
+    {"tcp", 0, 2, "sport", kInetService}, {"tcp", 2, 2, "dport", kInetService},
+    {"tcp", 4, 4, "sequence", kInteger}, {"tcp", 8, 4, "ackseq", kInteger}, {"tcp", 13, 1, "flags", kTcpFlag},
+    {"tcp", 14, 2, "window", kInteger}, {"tcp", 16, 2, "checksum", kInteger}, {"tcp", 18, 2, "urgptr", kInteger},
+    {"udp", 0, 2, "sport", kInetService}, {"udp", 2, 2, "dport", kInetService}, {"udp", 4, 2, "length", kInteger},
+    {"udp", 6, 2, "checksum", kInteger},
+    {"udplite", 0, 2, "sport", kInetService}, {"udplite", 2, 2, "dport", kInetService},
+    {"sctp", 0, 2, "sport", kInetService}, {"sctp", 2, 2, "dport", kInetService}, {"sctp", 4, 4, "vtag", kInteger},
+    {"dccp", 0, 2, "sport", kInetService}, {"dccp", 2, 2, "dport", kInetService},
+    {"icmp", 0, 1, "type", kIcmpType}, {"icmp", 2, 2, "checksum", kInteger}, {"icmp", 4, 2, "id", kInteger},
+    {"icmp", 6, 2, "sequence", kInteger},
+    {"icmpv6", 0, 1, "type", kIcmp6Type}, {"icmpv6", 2, 2, "checksum", kInteger},
+    {"ether", 0, 6, "daddr", kEtheraddr}, {"ether", 6, 6, "saddr", kEtheraddr}, {"ether", 12, 2, "type", kEthertype},
+    {"th", 0, 2, "sport", kInetService}, {"th", 2, 2, "dport", kInetService},
+};
+
+const char* transport_name(uint8_t proto) {
+  switch (proto) {
+    case IPPROTO_TCP: return "tcp";
+    case IPPROTO_UDP: return "udp";
+    case IPPROTO_UDPLITE: return "udplite";
+    case IPPROTO_SCTP: return "sctp";
+    case IPPROTO_DCCP: return "dccp";
+    case IPPROTO_ICMP: return "icmp";
+    case IPPROTO_ICMPV6: return "icmpv6";
+    default: return nullptr;
+  }
+}
+
+// ------------------------------------------------------------------ the decoder
+
+class Decoder {
+ public:
+  Decoder(uint8_t family, const TableSets& sets) : family_(family), sets_(sets) {
+    if (family == NFPROTO_IPV4) network_ = "ip";
+    if (family == NFPROTO_IPV6) network_ = "ip6";
+    if (family == NFPROTO_BRIDGE) link_ = "ether";
+  }
+
+  void expr(std::string_view name, const AttrTable& tb) {
+    if (name == "payload") return payload(tb);
+    if (name == "meta") return meta(tb);
+    if (name == "ct") return ct(tb);
+    if (name == "immediate") return immediate(tb);
+    if (name == "bitwise") return bitwise(tb);
+    if (name == "cmp") return cmp(tb);
+    if (name == "range") return range(tb);
+    if (name == "lookup") return lookup(tb);
+    if (name == "numgen") return numgen(tb);
+    if (name == "fib") return fib(tb);
+    if (name == "counter") {
+      return emit({{"counter", {{"packets", be64(tb[NFTA_COUNTER_PACKETS])}, {"bytes", be64(tb[NFTA_COUNTER_BYTES])}}}});
+    }
+    if (name == "nat") return nat(tb);
+    if (name == "masq") return masquerade(tb);
+    if (name == "redir") return redirect(tb);
+    if (name == "reject") return reject(tb);
+    if (name == "dynset") return dynset(tb);
+    if (name == "notrack") return emit({{"notrack", nullptr}});
+    unknown("expression \"" + std::string(name) + "\"");
+  }
+
+  json finish() {
+    json out = json::array();
+    for (size_t i = 0; i < statements_.size(); ++i) {
+      if (!removed_[i]) out.push_back(std::move(statements_[i]));
+    }
+    return out;
+  }
+
+ private:
+  // ---------------------------------------------------------- registers
+  // nft_registers: NFT_REG_1..4 are 16 bytes each, NFT_REG32_00.. 4 bytes
+  // each over the same space; a concatenation loads its fields into
+  // consecutive 4-byte registers.
+  static size_t slot(uint32_t reg) {
+    if (reg >= NFT_REG_1 && reg <= NFT_REG_4) return (reg - NFT_REG_1) * 4;
+    if (reg >= NFT_REG32_00 && reg <= NFT_REG32_15) return reg - NFT_REG32_00;
+    unknown("register " + std::to_string(reg));
+  }
+  Value& reg(uint32_t r) { return regs_[slot(r)]; }
+  const Value& read(const nlattr* a) {
+    const Value& v = reg(be32(a));
+    if (v.kind == Value::kNone) unknown("a register read before it was written");
+    return v;
+  }
+  void write(const nlattr* a, Value v) { reg(be32(a)) = std::move(v); }
+
+  void emit(json statement) {
+    statements_.push_back(std::move(statement));
+    removed_.push_back(false);
+  }
+
+  // ---------------------------------------------------------- loads
+  void payload(const AttrTable& tb) {
+    if (tb[NFTA_PAYLOAD_SREG]) unknown("a payload write");
+    const uint32_t base = be32(tb[NFTA_PAYLOAD_BASE]), offset = be32(tb[NFTA_PAYLOAD_OFFSET]);
+    const uint32_t len = be32(tb[NFTA_PAYLOAD_LEN]);
+    const char* protocol = nullptr;
+    int dependency = -1;
+    switch (base) {
+      case NFT_PAYLOAD_LL_HEADER: protocol = link_; break;
+      case NFT_PAYLOAD_NETWORK_HEADER:
+        protocol = network_;
+        dependency = network_dependency_;
+        break;
+      case NFT_PAYLOAD_TRANSPORT_HEADER:
+        protocol = transport_;
+        dependency = transport_dependency_;
+        break;
+      default: unknown("a payload of base " + std::to_string(base));
+    }
+    // Without a protocol, a transport port is nft's `th sport` / `th dport`.
+    if (protocol == nullptr && base == NFT_PAYLOAD_TRANSPORT_HEADER) protocol = "th", dependency = -1;
+    if (protocol == nullptr) unknown("a raw payload expression (no protocol known for its header)");
+    for (const Field& f : kFields) {
+      if (std::string_view(f.protocol) != protocol || f.offset != offset) continue;
+      if (f.len != len && !(f.address && len < f.len)) continue;
+      Value v;
+      v.kind = Value::kExpr;
+      v.expr = {{"payload", {{"protocol", f.protocol}, {"field", f.name}}}};
+      v.type = f.type;
+      v.len = len;
+      v.field_len = f.len;
+      v.dependency = dependency;
+      return write(tb[NFTA_PAYLOAD_DREG], std::move(v));
+    }
+    // Adjacent whole fields loaded at once.
+    Value v;
+    for (uint32_t at = offset; at < offset + len;) {
+      const Field* next = nullptr;
+      for (const Field& f : kFields) {
+        if (std::string_view(f.protocol) == protocol && f.offset == at && at + f.len <= offset + len) next = &f;
+      }
+      if (next == nullptr) {
+        unknown(std::string("a raw payload expression (") + protocol + " at byte " + std::to_string(offset) + ", " +
+                std::to_string(len) + " bytes)");
+      }
+      v.fields.push_back(next);
+      at += next->len;
+    }
+    v.kind = Value::kExpr;
+    v.len = len;
+    v.dependency = dependency;
+    write(tb[NFTA_PAYLOAD_DREG], std::move(v));
+  }
+
+  void meta(const AttrTable& tb) {
+    const uint32_t key = be32(tb[NFTA_META_KEY]);
+    struct Key {
+      uint32_t key;
+      const char* name;
+      uint32_t type, len;
+      Order order;
+    };
+    static constexpr Key kKeys[] = {
+        {NFT_META_LEN, "length", kInteger, 4, Order::Host},   {NFT_META_PROTOCOL, "protocol", kEthertype, 2, Order::Big},
+        {NFT_META_MARK, "mark", kMark, 4, Order::Host},       {NFT_META_IIFNAME, "iifname", kIfname, 16, Order::Host},
+        {NFT_META_OIFNAME, "oifname", kIfname, 16, Order::Host}, {NFT_META_NFPROTO, "nfproto", kNfproto, 1, Order::Host},
+        {NFT_META_L4PROTO, "l4proto", kInetProto, 1, Order::Host}, {NFT_META_PKTTYPE, "pkttype", kPkttype, 1, Order::Host},
+        {NFT_META_NFTRACE, "nftrace", kInteger, 1, Order::Host},
+        {NFT_META_IIF, "iif", kIfindex, 4, Order::Host},      {NFT_META_OIF, "oif", kIfindex, 4, Order::Host},
+        {NFT_META_IIFTYPE, "iiftype", kArphrd, 2, Order::Host}, {NFT_META_OIFTYPE, "oiftype", kArphrd, 2, Order::Host},
+    };
+    for (const Key& k : kKeys) {
+      if (k.key != key) continue;
+      if (tb[NFTA_META_SREG]) {
+        const Value& v = read(tb[NFTA_META_SREG]);
+        return emit({{"mangle", {{"key", {{"meta", {{"key", k.name}}}}}, {"value", operand(v, k.type, k.order)}}}});
+      }
+      Value v;
+      v.kind = Value::kExpr;
+      v.expr = {{"meta", {{"key", k.name}}}};
+      v.type = k.type;
+      v.len = k.len;
+      v.order = k.order;
+      return write(tb[NFTA_META_DREG], std::move(v));
+    }
+    unknown("meta key " + std::to_string(key));
+  }
+
+  void ct(const AttrTable& tb) {
+    if (tb[NFTA_CT_DIRECTION]) unknown("a ct expression with a direction");
+    const uint32_t key = be32(tb[NFTA_CT_KEY]);
+    const char* name = nullptr;
+    uint32_t type = kInvalid, len = 4;
+    switch (key) {
+      case NFT_CT_STATE: name = "state", type = kCtState; break;
+      case NFT_CT_STATUS: name = "status", type = kCtStatus; break;
+      case NFT_CT_MARK: name = "mark", type = kMark; break;
+      case NFT_CT_DIRECTION: name = "direction", type = kCtDir, len = 1; break;
+      default: unknown("ct key " + std::to_string(key));
+    }
+    if (tb[NFTA_CT_SREG]) {
+      const Value& v = read(tb[NFTA_CT_SREG]);
+      return emit({{"mangle", {{"key", {{"ct", {{"key", name}}}}}, {"value", operand(v, type, Order::Host)}}}});
+    }
+    Value v;
+    v.kind = Value::kExpr;
+    v.expr = {{"ct", {{"key", name}}}};
+    v.type = type;
+    v.len = len;
+    v.order = Order::Host;
+    write(tb[NFTA_CT_DREG], std::move(v));
+  }
+
+  void numgen(const AttrTable& tb) {
+    const uint32_t type = be32(tb[NFTA_NG_TYPE]);
+    if (type != NFT_NG_RANDOM && type != NFT_NG_INCREMENTAL) unknown("numgen type " + std::to_string(type));
+    Value v;
+    v.kind = Value::kExpr;
+    v.expr = {{"numgen",
+               {{"mode", type == NFT_NG_RANDOM ? "random" : "inc"},
+                {"mod", be32(tb[NFTA_NG_MODULUS])},
+                {"offset", be32(tb[NFTA_NG_OFFSET])}}}};
+    v.type = kInteger;
+    v.len = 4;
+    v.order = Order::Host;
+    write(tb[NFTA_NG_DREG], std::move(v));
+  }
+
+  void fib(const AttrTable& tb) {
+    const uint32_t result = be32(tb[NFTA_FIB_RESULT]), f = be32(tb[NFTA_FIB_FLAGS]);
+    Value v;
+    v.kind = Value::kExpr;
+    v.order = Order::Host;
+    v.len = 4;
+    const char* name = nullptr;
+    switch (result) {
+      case NFT_FIB_RESULT_ADDRTYPE: name = "type", v.type = kFibAddr; break;
+      case NFT_FIB_RESULT_OIF: name = "oif", v.type = kIfindex; break;
+      case NFT_FIB_RESULT_OIFNAME: name = "oifname", v.type = kIfname, v.len = 16; break;
+      default: unknown("fib result " + std::to_string(result));
+    }
+    json names = json::array();
+    uint32_t rest = f;
+    for (const auto& [bit, n] : std::initializer_list<std::pair<uint32_t, const char*>>{
+             {NFTA_FIB_F_SADDR, "saddr"}, {NFTA_FIB_F_DADDR, "daddr"}, {NFTA_FIB_F_MARK, "mark"},
+             {NFTA_FIB_F_IIF, "iif"}, {NFTA_FIB_F_OIF, "oif"}}) {
+      if (rest & bit) names.push_back(n), rest &= ~bit;
+    }
+    if (rest != 0) unknown("fib flags " + std::to_string(f));
+    v.expr = {{"fib", {{"result", name}, {"flags", names}}}};
+    write(tb[NFTA_FIB_DREG], std::move(v));
+  }
+
+  void immediate(const AttrTable& tb) {
+    if (be32(tb[NFTA_IMMEDIATE_DREG]) == NFT_REG_VERDICT) {
+      const Verdict v = data_verdict(tb[NFTA_IMMEDIATE_DATA]);
+      if (!v.present) unknown("a verdict immediate without a verdict");
+      if (v.chain.rfind("__chain", 0) == 0) unknown("a chain binding (jump { ... })");
+      return emit(verdict(v.code, v.chain));
+    }
+    Value v;
+    v.kind = Value::kLiteral;
+    v.bytes = std::string(data_value(tb[NFTA_IMMEDIATE_DATA]));
+    v.len = static_cast<uint32_t>(v.bytes.size());
+    write(tb[NFTA_IMMEDIATE_DREG], std::move(v));
+  }
+
+  // `e & m`, `e | x`, `e ^ x`: nft's own reading of a mask-and-xor
+  // (netlink_delinearize.c binop_postprocess).
+  void bitwise(const AttrTable& tb) {
+    if (tb[NFTA_BITWISE_OP] && be32(tb[NFTA_BITWISE_OP]) != NFT_BITWISE_BOOL) unknown("a bitwise shift");
+    const Value src = read(tb[NFTA_BITWISE_SREG]);
+    if (src.kind != Value::kExpr || !src.fields.empty()) unknown("a bitwise operation on a constant or on several fields");
+    const std::string mask(data_value(tb[NFTA_BITWISE_MASK])), x(data_value(tb[NFTA_BITWISE_XOR]));
+    const bool xor_zero = std::all_of(x.begin(), x.end(), [](char c) { return c == 0; });
+    const bool mask_ones = std::all_of(mask.begin(), mask.end(), [](char c) { return static_cast<uint8_t>(c) == 0xff; });
+    Value v = src;
+    v.mask.clear();
+    if (xor_zero) {
+      v.masked = src.expr;
+      v.mask = mask;
+      v.expr = {{"&", {src.expr, value(int_type(src), src.order, mask)}}};
+    } else if (mask_ones) {
+      v.expr = {{"^", {src.expr, value(int_type(src), src.order, x)}}};
+    } else {
+      bool inverse = mask.size() == x.size();
+      for (size_t i = 0; inverse && i < mask.size(); ++i) inverse = static_cast<uint8_t>(~mask[i]) == static_cast<uint8_t>(x[i]);
+      if (!inverse) unknown("a mask-and-xor that is not one of &, |, ^");
+      v.expr = {{"|", {src.expr, value(int_type(src), src.order, x)}}};
+    }
+    write(tb[NFTA_BITWISE_DREG], std::move(v));
+  }
+
+  // The operand of a binary operation prints as its expression's type,
+  // except that an address mask is not an address.
+  static uint32_t int_type(const Value& v) { return v.type == kIpaddr || v.type == kIp6addr ? kInteger : v.type; }
+
+  // ---------------------------------------------------------- comparisons
+  static bool is_bitmask(uint32_t type) { return type == kCtState || type == kCtStatus || type == kTcpFlag; }
+
+  void cmp(const AttrTable& tb) {
+    const Value& l = read(tb[NFTA_CMP_SREG]);
+    if (l.kind != Value::kExpr) unknown("a comparison of a constant");
+    const uint32_t op = be32(tb[NFTA_CMP_OP]);
+    if (!l.fields.empty()) return compare_fields(l, op, data_value(tb[NFTA_CMP_DATA]));
+    static constexpr const char* kOps[] = {"==", "!=", "<", "<=", ">", ">="};
+    if (op > NFT_CMP_GTE) unknown("cmp op " + std::to_string(op));
+    const std::string data(data_value(tb[NFTA_CMP_DATA]));
+    json left = l.expr, right;
+    std::string op_name = kOps[op];
+    const bool zero = std::all_of(data.begin(), data.end(), [](char c) { return c == 0; });
+    if (!l.mask.empty() && is_bitmask(l.type) && op == NFT_CMP_NEQ && zero) {
+      // `ct state new`: (state & new) != 0.
+      left = l.masked;
+      op_name = "in";
+      right = value(l.type, l.order, l.mask);
+    } else if (!l.mask.empty() && (l.type == kIpaddr || l.type == kIp6addr)) {
+      left = l.masked;
+      right = prefix(l, data, prefix_length(l.mask));
+    } else if (l.field_len != 0 && l.len < l.field_len) {
+      right = prefix(l, data, l.len * 8);  // a prefix of whole bytes: only they are loaded
+    } else {
+      right = value(l.type, l.order, data);
+    }
+    // `x >= a` then `x <= b` is how nft 1.0.6 writes the range `x a-b`.
+    if (op == NFT_CMP_LTE && !statements_.empty() && !removed_.back()) {
+      json& last = statements_.back();
+      if (last.contains("match") && last["match"]["op"] == ">=" && last["match"]["left"] == left) {
+        last["match"]["op"] = "==";
+        last["match"]["right"] = {{"range", {last["match"]["right"], right}}};
+        return used(l);
+      }
+    }
+    const int index = static_cast<int>(statements_.size());
+    emit({{"match", {{"op", op_name}, {"left", left}, {"right", right}}}});
+    used(l);
+    if (op == NFT_CMP_EQ && l.mask.empty()) protocol_context(l, data, index);
+  }
+
+  void compare_fields(const Value& l, uint32_t op, std::string_view data) {
+    if (op != NFT_CMP_EQ || !l.mask.empty() || data.size() != l.len) unknown("a compare of several fields at once");
+    size_t off = 0;
+    for (const Field* f : l.fields) {
+      emit({{"match",
+             {{"op", "=="},
+              {"left", {{"payload", {{"protocol", f->protocol}, {"field", f->name}}}}},
+              {"right", value(f->type, Order::Big, data.substr(off, f->len))}}}});
+      off += f->len;
+    }
+    used(l);
+  }
+
+  static uint32_t prefix_length(const std::string& mask) {
+    uint32_t len = 0;
+    size_t i = 0;
+    for (; i < mask.size() && static_cast<uint8_t>(mask[i]) == 0xff; ++i) len += 8;
+    if (i < mask.size()) {
+      uint8_t m = static_cast<uint8_t>(mask[i]);
+      while (m & 0x80) ++len, m = static_cast<uint8_t>(m << 1);
+      if (m != 0) unknown("an address mask that is not a prefix");
+      for (++i; i < mask.size(); ++i) {
+        if (mask[i] != 0) unknown("an address mask that is not a prefix");
+      }
+    }
+    return len;
+  }
+
+  json prefix(const Value& l, const std::string& data, uint32_t len) {
+    std::string full = data;
+    full.resize(l.field_len, '\0');
+    return {{"prefix", {{"addr", value(l.type, l.order, full)}, {"len", len}}}};
+  }
+
+  // A match on the packet's protocol is what lets nft name the next
+  // header's fields; that match is then not printed (it is implied).
+  void protocol_context(const Value& l, std::string_view data, int index) {
+    const json& e = l.expr;
+    // Bridge and netdev tables: `ether type ip` / `meta protocol ip` name the network header.
+    const bool ethertype = e == json{{"meta", {{"key", "protocol"}}}} ||
+                           e == json{{"payload", {{"protocol", "ether"}, {"field", "type"}}}};
+    if (ethertype && data.size() == 2) {
+      const uint64_t type = integer(data, Order::Big);
+      network_ = type == 0x0800 ? "ip" : type == 0x86dd ? "ip6" : nullptr;
+      network_dependency_ = network_ ? index : -1;
+      return;
+    }
+    if (data.size() != 1) return;
+    const uint8_t proto = static_cast<uint8_t>(data[0]);
+    const bool l4 = e == json{{"meta", {{"key", "l4proto"}}}} ||
+                    e == json{{"payload", {{"protocol", "ip"}, {"field", "protocol"}}}} ||
+                    e == json{{"payload", {{"protocol", "ip6"}, {"field", "nexthdr"}}}};
+    if (l4) {
+      transport_ = transport_name(proto);
+      transport_dependency_ = transport_ ? index : -1;
+      // icmp and icmpv6 name their network protocol: a `meta nfproto` before
+      // them is implied as well (nft prints `icmp type echo-request` in inet).
+      const bool implies_network = proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6;
+      transport_network_dependency_ = implies_network ? network_dependency_ : -1;
+    }
+    if (e == json{{"meta", {{"key", "nfproto"}}}}) {
+      network_ = proto == NFPROTO_IPV4 ? "ip" : proto == NFPROTO_IPV6 ? "ip6" : nullptr;
+      network_dependency_ = network_ ? index : -1;
+    }
+  }
+
+  // A field named through a protocol match makes that match implied.
+  void used(const Value& v) {
+    if (v.dependency < 0 || static_cast<size_t>(v.dependency) >= removed_.size()) return;
+    removed_[v.dependency] = true;
+    if (v.dependency == transport_dependency_ && transport_network_dependency_ >= 0) {
+      removed_[transport_network_dependency_] = true;
+    }
+  }
+
+  void range(const AttrTable& tb) {
+    const Value& l = read(tb[NFTA_RANGE_SREG]);
+    if (l.kind != Value::kExpr || !l.mask.empty() || !l.fields.empty()) unknown("a range on a computed value");
+    const std::string from(data_value(tb[NFTA_RANGE_FROM_DATA])), to(data_value(tb[NFTA_RANGE_TO_DATA]));
+    const bool neq = be32(tb[NFTA_RANGE_OP]) == NFT_RANGE_NEQ;
+    emit({{"match",
+           {{"op", neq ? "!=" : "=="},
+            {"left", l.expr},
+            {"right", {{"range", {value(l.type, l.order, from), value(l.type, l.order, to)}}}}}}});
+    used(l);
+  }
+
+  // ---------------------------------------------------------- sets
+  const SetShape& set_named(std::string_view name) {
+    const auto it = sets_.find(name);
+    if (it == sets_.end() || it->second == nullptr) unknown("a lookup in a set that was not listed");
+    return *it->second;
+  }
+
+  // The key a lookup reads: one register, or a concatenation of as many as
+  // the set's key has fields.
+  std::vector<Value> key_of(const nlattr* sreg, const SetShape& set) {
+    std::vector<Value> parts;
+    size_t s = slot(be32(sreg));
+    const size_t fields = std::max<size_t>(set.key_types.size(), 1);
+    for (size_t i = 0; i < fields; ++i) {
+      if (s >= regs_.size() || regs_[s].kind != Value::kExpr) unknown("a lookup key that is not loaded");
+      parts.push_back(regs_[s]);
+      s += (regs_[s].len + 3) / 4;
+    }
+    for (const Value& p : parts) {
+      if (!p.mask.empty() || (p.field_len && p.len < p.field_len)) unknown("a set key that is a prefix");
+      if (!p.fields.empty()) unknown("a set key of several fields loaded at once");
+    }
+    return parts;
+  }
+
+  static json key_expr(const std::vector<Value>& parts) {
+    if (parts.size() == 1) return parts[0].expr;
+    json c = json::array();
+    for (const Value& p : parts) c.push_back(p.expr);
+    return {{"concat", c}};
+  }
+
+  // One key as nft -j prints it, split into its fields (each padded to 4 bytes).
+  static json key_value(const std::vector<Value>& parts, std::string_view b) {
+    if (parts.size() == 1) return value(parts[0].type, parts[0].order, b.substr(0, parts[0].len));
+    json c = json::array();
+    size_t off = 0;
+    for (const Value& p : parts) {
+      if (off + p.len > b.size()) unknown("a set key shorter than its fields");
+      c.push_back(value(p.type, p.order, b.substr(off, p.len)));
+      off += (p.len + 3) / 4 * 4;
+    }
+    return {{"concat", c}};
+  }
+
+  // An anonymous set's elements, in the order nft prints them.
+  json elements(const SetShape& set, const std::vector<Value>& parts) {
+    if (!set.elements_read) unknown("its anonymous set's elements are read by snapshot --rules only");
+    const bool interval = set.flags & NFT_SET_INTERVAL;
+    const bool is_map = set.flags & NFT_SET_MAP;
+    std::vector<const RawSetElement*> els;
+    for (const RawSetElement& e : set.elements) {
+      if (e.has_extra) unknown("a set element with a timeout or a statement");
+      if (e.flags & NFT_SET_ELEM_CATCHALL) unknown("a catch-all set element");
+      if (!e.key_end.empty()) unknown("a concatenated range element");
+      els.push_back(&e);
+    }
+    // nft sorts what it lists by value (netlink.c list_expr_sort / interval_map_decompose):
+    // a field by its own byte order, a concatenation as one host-endian number.
+    const bool big = parts.size() == 1 && parts[0].order == Order::Big;
+    auto less = [big](const std::string& a, const std::string& b) {
+      if (big || a.size() != b.size()) return a < b;
+      for (size_t k = a.size(); k-- > 0;) {
+        if (a[k] != b[k]) return static_cast<uint8_t>(a[k]) < static_cast<uint8_t>(b[k]);
+      }
+      return false;
+    };
+    std::stable_sort(els.begin(), els.end(), [&](const RawSetElement* a, const RawSetElement* b) {
+      if (less(a->key, b->key)) return true;
+      if (less(b->key, a->key)) return false;
+      // One range's end and the next one's start: the end first.
+      return (a->flags & NFT_SET_ELEM_INTERVAL_END) && !(b->flags & NFT_SET_ELEM_INTERVAL_END);
+    });
+    json out = json::array();
+    for (size_t i = 0; i < els.size(); ++i) {
+      const RawSetElement& e = *els[i];
+      if (e.flags & NFT_SET_ELEM_INTERVAL_END) continue;
+      json key;
+      if (interval) {
+        if (parts.size() != 1) unknown("an interval set of a concatenation");
+        // A range ends one before what follows it: its own end, or the next
+        // range's start (nft sends no end between adjacent ranges); the last
+        // one without an end runs to the top value.
+        std::string hi;
+        if (i + 1 < els.size()) {
+          hi = els[i + 1]->key;
+          for (size_t k = hi.size(); k-- > 0;) {
+            if (static_cast<uint8_t>(hi[k]--) != 0) break;
+          }
+        } else {
+          hi.assign(e.key.size(), '\xff');
+        }
+        key = interval_value(parts[0], e.key, hi);
+      } else {
+        key = key_value(parts, e.key);
+      }
+      // An element's comment: nft -j wraps the element ("elem").
+      if (!e.comment.empty()) key = {{"elem", {{"val", key}, {"comment", e.comment}}}};
+      if (!is_map) {
+        out.push_back(key);
+      } else if (e.has_verdict) {
+        out.push_back(json::array({key, verdict(e.verdict, e.chain)}));
+      } else {
+        if (set.data_type == NFT_DATA_VERDICT) unknown("a verdict map element without a verdict");
+        out.push_back(json::array({key, value(set.data_type, Order::Big, e.data)}));
+      }
+    }
+    return {{"set", out}};
+  }
+
+  json interval_value(const Value& p, const std::string& lo, const std::string& hi) {
+    if (lo == hi) return value(p.type, p.order, lo);
+    if (p.type == kIfname || p.type == kString) {
+      // A name wildcard: one prefix, then zeros up to all ones ("eth*").
+      size_t n = 0;
+      while (n < lo.size() && lo[n] == hi[n] && lo[n] != 0) ++n;
+      const bool wildcard = std::all_of(lo.begin() + n, lo.end(), [](char c) { return c == 0; }) &&
+                            std::all_of(hi.begin() + n, hi.end(), [](char c) { return static_cast<uint8_t>(c) == 0xff; });
+      if (!wildcard) unknown("a range of names");
+      return lo.substr(0, n) + "*";
+    }
+    if (p.type == kIpaddr || p.type == kIp6addr) {
+      // A prefix: from some bit on, lo has zeros where hi has ones.
+      const size_t bits = lo.size() * 8;
+      auto bit = [](const std::string& v, size_t i) { return (static_cast<uint8_t>(v[i / 8]) >> (7 - i % 8)) & 1; };
+      size_t len = bits;
+      while (len > 0 && bit(lo, len - 1) == 0 && bit(hi, len - 1) == 1) --len;
+      bool same = true;
+      for (size_t i = 0; i < len; ++i) same = same && bit(lo, i) == bit(hi, i);
+      if (same) return {{"prefix", {{"addr", value(p.type, p.order, lo)}, {"len", len}}}};
+    }
+    return {{"range", {value(p.type, p.order, lo), value(p.type, p.order, hi)}}};
+  }
+
+  json set_ref(std::string_view name, const SetShape& set, const std::vector<Value>& parts) {
+    if (set.flags & NFT_SET_ANONYMOUS) return elements(set, parts);
+    return "@" + std::string(name);
+  }
+
+  void lookup(const AttrTable& tb) {
+    const std::string_view name = str(tb[NFTA_LOOKUP_SET]);
+    const SetShape& set = set_named(name);
+    const std::vector<Value> parts = key_of(tb[NFTA_LOOKUP_SREG], set);
+    const json key = key_expr(parts);
+    const json data = set_ref(name, set, parts);
+    for (const Value& p : parts) used(p);
+    if (tb[NFTA_LOOKUP_DREG]) {
+      if (be32(tb[NFTA_LOOKUP_DREG]) == NFT_REG_VERDICT) return emit({{"vmap", {{"key", key}, {"data", data}}}});
+      unknown("a map expression (lookup into a register)");
+    }
+    const bool inverted = be32(tb[NFTA_LOOKUP_FLAGS]) & NFT_LOOKUP_F_INV;
+    emit({{"match", {{"op", inverted ? "!=" : "=="}, {"left", key}, {"right", data}}}});
+  }
+
+  void dynset(const AttrTable& tb) {
+    // A zero timeout is the set's own (nft sends it for `update @s { ip saddr }`) and is not printed.
+    const bool timeout = tb[NFTA_DYNSET_TIMEOUT] && be64(tb[NFTA_DYNSET_TIMEOUT]) != 0;
+    if (tb[NFTA_DYNSET_SREG_DATA] || timeout || tb[NFTA_DYNSET_EXPR] || tb[NFTA_DYNSET_EXPRESSIONS]) {
+      unknown("a set statement with a value, timeout or statements");
+    }
+    const std::string_view name = str(tb[NFTA_DYNSET_SET_NAME]);
+    const SetShape& set = set_named(name);
+    const std::vector<Value> parts = key_of(tb[NFTA_DYNSET_SREG_KEY], set);
+    const uint32_t op = be32(tb[NFTA_DYNSET_OP]);
+    static constexpr const char* kOps[] = {"add", "update", "delete"};
+    if (op > NFT_DYNSET_OP_DELETE) unknown("dynset op " + std::to_string(op));
+    for (const Value& p : parts) used(p);
+    emit({{"set", {{"op", kOps[op]}, {"elem", key_expr(parts)}, {"set", "@" + std::string(name)}}}});
+  }
+
+  // ---------------------------------------------------------- actions
+  // A value an action or a mangle statement takes: a constant prints as the
+  // target's type, an expression as itself.
+  json operand(const Value& v, uint32_t type, Order order) {
+    if (v.kind == Value::kLiteral) return value(type, order, v.bytes);
+    if (!v.fields.empty()) unknown("a value of several fields loaded at once");
+    return v.expr;
+  }
+
+  static json nat_flags(uint32_t f) {
+    json names = json::array();
+    if (f & NF_NAT_RANGE_PROTO_RANDOM) names.push_back("random");
+    if (f & NF_NAT_RANGE_PROTO_RANDOM_FULLY) names.push_back("fully-random");
+    if (f & NF_NAT_RANGE_PERSISTENT) names.push_back("persistent");
+    if (f & NF_NAT_RANGE_NETMAP) unknown("a nat with a netmap prefix");
+    if (names.size() == 1) return names[0];
+    return names;
+  }
+
+  void nat(const AttrTable& tb) {
+    const bool dnat = be32(tb[NFTA_NAT_TYPE]) == NFT_NAT_DNAT;
+    const uint32_t nat_family = be32(tb[NFTA_NAT_FAMILY]);
+    const uint32_t addr_type = nat_family == NFPROTO_IPV6 ? kIp6addr : kIpaddr;
+    json body = json::object();
+    if (family_ == NFPROTO_INET) body["family"] = nat_family == NFPROTO_IPV6 ? "ip6" : "ip";
+    if (tb[NFTA_NAT_REG_ADDR_MIN]) body["addr"] = nat_range(tb[NFTA_NAT_REG_ADDR_MIN], tb[NFTA_NAT_REG_ADDR_MAX], addr_type);
+    if (tb[NFTA_NAT_REG_PROTO_MIN]) body["port"] = nat_range(tb[NFTA_NAT_REG_PROTO_MIN], tb[NFTA_NAT_REG_PROTO_MAX], kInetService);
+    const uint32_t f = be32(tb[NFTA_NAT_FLAGS]) & ~(NF_NAT_RANGE_MAP_IPS | NF_NAT_RANGE_PROTO_SPECIFIED);
+    if (f) body["flags"] = nat_flags(f);
+    emit({{dnat ? "dnat" : "snat", body}});
+  }
+
+  json nat_range(const nlattr* min, const nlattr* max, uint32_t type) {
+    const Value& lo = read(min);
+    if (max && be32(max) != be32(min)) {
+      const Value& hi = read(max);
+      if (lo.kind != Value::kLiteral || hi.kind != Value::kLiteral) unknown("a nat range of expressions");
+      if (lo.bytes != hi.bytes) return {{"range", {value(type, Order::Big, lo.bytes), value(type, Order::Big, hi.bytes)}}};
+    }
+    if (lo.kind != Value::kLiteral) unknown("a nat address from an expression");
+    return value(type, Order::Big, lo.bytes);
+  }
+
+  // masquerade and redirect: flags, and a port (range) to map to.
+  json port_action(const AttrTable& tb, int flags_attr, int min_attr, int max_attr) {
+    json body = json::object();
+    if (tb[min_attr]) body["port"] = nat_range(tb[min_attr], tb[max_attr], kInetService);
+    const uint32_t f = be32(tb[flags_attr]) & ~NF_NAT_RANGE_PROTO_SPECIFIED;
+    if (f) body["flags"] = nat_flags(f);
+    if (body.empty()) return nullptr;
+    return body;
+  }
+
+  void masquerade(const AttrTable& tb) {
+    emit({{"masquerade", port_action(tb, NFTA_MASQ_FLAGS, NFTA_MASQ_REG_PROTO_MIN, NFTA_MASQ_REG_PROTO_MAX)}});
+  }
+  void redirect(const AttrTable& tb) {
+    emit({{"redirect", port_action(tb, NFTA_REDIR_FLAGS, NFTA_REDIR_REG_PROTO_MIN, NFTA_REDIR_REG_PROTO_MAX)}});
+  }
+
+  void reject(const AttrTable& tb) {
+    const uint32_t type = be32(tb[NFTA_REJECT_TYPE]);
+    const uint8_t code = tb[NFTA_REJECT_ICMP_CODE] ? mnl_attr_get_u8(tb[NFTA_REJECT_ICMP_CODE]) : 0;
+    if (type == NFT_REJECT_TCP_RST) {
+      // `reject with tcp reset` needs tcp: the protocol match is implied.
+      if (transport_dependency_ >= 0 && transport_ && std::string_view(transport_) == "tcp") {
+        removed_[transport_dependency_] = true;
+      }
+      return emit({{"reject", {{"type", "tcp reset"}}}});
+    }
+    const char* kind = nullptr;
+    std::vector<std::pair<uint64_t, const char*>> codes;
+    if (type == NFT_REJECT_ICMPX_UNREACH) {
+      kind = "icmpx";
+      codes = {{0, "no-route"}, {1, "port-unreachable"}, {2, "host-unreachable"}, {3, "admin-prohibited"}};
+    } else if (type == NFT_REJECT_ICMP_UNREACH && (family_ == NFPROTO_IPV6 || (network_ && std::string_view(network_) == "ip6"))) {
+      kind = "icmpv6";
+      codes = {{0, "no-route"}, {1, "admin-prohibited"}, {3, "addr-unreachable"}, {4, "port-unreachable"},
+               {5, "policy-fail"}, {6, "reject-route"}};
+    } else if (type == NFT_REJECT_ICMP_UNREACH && family_ == NFPROTO_IPV4) {
+      kind = "icmp";
+      codes = {{0, "net-unreachable"}, {1, "host-unreachable"}, {2, "prot-unreachable"}, {3, "port-unreachable"},
+               {9, "net-prohibited"}, {10, "host-prohibited"}, {13, "admin-prohibited"}};
+    } else {
+      unknown("a reject of type " + std::to_string(type) + " in this family");
+    }
+    emit({{"reject", {{"type", kind}, {"expr", symbol(code, codes)}}}});
+  }
+
+  uint8_t family_;
+  const TableSets& sets_;
+  const char* link_ = nullptr;
+  const char* network_ = nullptr;
+  const char* transport_ = nullptr;
+  int network_dependency_ = -1, transport_dependency_ = -1, transport_network_dependency_ = -1;
+  std::array<Value, 20> regs_{};
+  std::vector<json> statements_;
+  std::vector<bool> removed_;
+};
+
+}  // namespace
+
+NativeStatements native_statements(const nlattr* expressions, uint8_t family, const TableSets& sets) {
+  NativeStatements out;
+  try {
+    Decoder d(family, sets);
+    for_each_expression(expressions, [&](std::string_view name, const AttrTable& tb) { d.expr(name, tb); });
+    out.statements = d.finish();
+  } catch (const Unknown& u) {
+    out.unknown = u.what;
+    out.statements = json::array();
+  }
+  return out;
+}
+
+}  // namespace dpscope::netfilter
