@@ -29,14 +29,16 @@ struct Type {
   bool quote = false;        // a string value prints in double quotes
   bool bitmask = false;      // basetype bitmask: "==" before a single value (must_print_eq_op)
   bool ifindex = false;      // ifindex_type: a name quoted, an index without a name as a number
+  bool time = false;         // time_type: JSON seconds, text "1m30s" (datatype.c time_print)
   std::vector<Type> parts;   // a concatenation: each part's type
 };
 
 const Type kPlain{};
-Type hex(int digits) { return Type{digits, false, false, false, {}}; }
-Type quoted_type() { return Type{-1, true, false, false, {}}; }
-Type bitmask() { return Type{0, false, true, false, {}}; }
-Type ifindex() { return Type{-1, true, false, true, {}}; }
+Type hex(int digits) { return Type{digits, false, false, false, false, {}}; }
+Type quoted_type() { return Type{-1, true, false, false, false, {}}; }
+Type time_type() { return Type{-1, false, false, false, true, {}}; }
+Type bitmask() { return Type{0, false, true, false, false, {}}; }
+Type ifindex() { return Type{-1, true, false, true, false, {}}; }
 
 bool is_kind(const json& e, std::string_view kind) {
   return e.is_object() && e.size() == 1 && e.begin().key() == kind;
@@ -51,12 +53,12 @@ bool is_binop(const json& e) {
 // print as plain decimal or unquoted symbols.
 Type meta_type(const std::string& key) {
   if (key == "mark") return hex(8);          // mark_type "0x%.8Zx"
-  if (key == "protocol") return hex(4);      // ethertype_type "0x%.4Zx"
-  if (key == "iif" || key == "oif") return ifindex();
+  if (key == "protocol" || key == "ibrvproto") return hex(4);  // ethertype_type "0x%.4Zx"
+  if (key == "iif" || key == "oif" || key == "sdif") return ifindex();
   static const std::set<std::string> strings = {
       // ifname/ifindex print quoted; devgroup, day and hour symbols are quoted too.
       "iifname", "oifname", "iifkind", "oifkind", "ibrname", "obrname",
-      "sdifname", "iifgroup", "oifgroup", "day", "hour", "rtclassid"};
+      "sdifname", "iifgroup", "oifgroup", "day", "hour", "time", "rtclassid"};
   if (strings.count(key)) return quoted_type();
   return kPlain;
 }
@@ -65,6 +67,7 @@ Type ct_type(const std::string& key) {
   if (key == "mark") return hex(8);
   if (key == "state" || key == "status" || key == "event") return bitmask();
   if (key == "helper" || key == "label") return quoted_type();
+  if (key == "expiration") return time_type();
   return kPlain;
 }
 
@@ -76,6 +79,7 @@ Type payload_type(const json& b) {
   if ((proto == "ether" || proto == "vlan") && field == "type") return hex(4);  // ethertype_type
   if (proto == "arp" && field == "ptype") return hex(4);
   if (proto == "tcp" && field == "flags") return bitmask();  // tcp_flag_type
+  if (proto == "comp" && field == "flags") return hex(0);    // bitmask_type itself: "0x%Zx", no "=="
   return kPlain;
 }
 
@@ -87,7 +91,7 @@ Type type_of(const json& e) {
   if (kind == "ct") return ct_type(b.value("key", ""));
   if (kind == "payload") return payload_type(b);
   if (kind == "socket" && b.value("key", "") == "mark") return hex(8);
-  if (kind == "osf" && b.value("key", "") == "name") return quoted_type();
+  if (kind == "osf") return quoted_type();  // osf.c: name and version are strings
   if (kind == "rt" && b.value("key", "") == "classid") return quoted_type();  // realm
   if (kind == "fib") {
     const std::string r = b.value("result", "");
@@ -107,8 +111,11 @@ Type type_of(const json& e) {
 // ---------------------------------------------------------------------------
 // Values and expressions.
 
+std::string time_text(const json& seconds);
+
 std::string number(const json& v, const Type& t) {
   if (!v.is_number_unsigned() && !v.is_number_integer()) unknown("a non-integer number");
+  if (t.time) return time_text(v);
   if (t.hex >= 0) {
     if (v.is_number_integer() && v.get<int64_t>() < 0) unknown("a negative number of a hex type");
     char buf[32];
@@ -119,9 +126,10 @@ std::string number(const json& v, const Type& t) {
 }
 
 std::string quoted(const std::string& s) {
-  // nft prints a string's bytes between quotes as they are; JSON escapes
-  // would have to be undone exactly, so such strings stay unknown.
-  if (s.find_first_of("\"\\\n") != std::string::npos) unknown("a string with a quote, backslash or newline");
+  // nft prints a string's bytes between quotes as they are, escaping
+  // nothing (datatype.c string_type_print): "dummy\*" stays so. A newline
+  // would split the rule's line.
+  if (s.find('\n') != std::string::npos) unknown("a string with a newline");
   return "\"" + s + "\"";
 }
 
@@ -159,8 +167,8 @@ std::string verdict(const json& stmt) {
 
 // A set element with attributes: {"elem": {"val": KEY, "timeout": s, ...}}
 // (json.c set_elem_expr_json; printed as expression.c set_elem_expr_print).
-std::string time_text(const json& seconds);
 std::string statement(const json& s, const std::string& family, bool stateless);
+std::string range(const json& b, const Type& t);
 
 std::string elem(const json& b, const Type& t) {
   std::string out = expr(b.at("val"), t);
@@ -175,8 +183,9 @@ std::string elem(const json& b, const Type& t) {
   return out;
 }
 
-// datatype.c time_print: "1d2h3m4s". JSON has whole seconds (the
-// milliseconds are dropped), so a zero is not trusted.
+// datatype.c time_print: "1d2h3m4s". JSON has whole seconds (json.c
+// time_type_json drops the milliseconds: a time of 1.5 s would print as
+// "1s", the one loss this printer cannot see), so a zero is not trusted.
 std::string time_text(const json& seconds) {
   if (!seconds.is_number_unsigned() || seconds.get<uint64_t>() == 0) unknown("a time below one second");
   uint64_t s = seconds.get<uint64_t>();
@@ -288,8 +297,15 @@ std::string ct(const json& b) {
   return "ct " + b["dir"].get<std::string>() + " " + key;
 }
 
-// exthdr.c exthdr_expr_print.
-std::string exthdr(const std::string& kind, const json& b) {
+// exthdr.c exthdr_expr_print. A TCP option without a name is raw: with
+// the presence flag (a match with exists/missing, a reset) and offset 0 it
+// is "tcp option N", else "tcp option @N,offset,len".
+std::string exthdr(const std::string& kind, const json& b, bool present = false) {
+  if (kind == "tcp option" && !b.contains("name") && b.contains("base")) {
+    if (present && b.value("offset", -1) == 0) return "tcp option " + number(b["base"], kPlain);
+    if (present) unknown("a raw tcp option present at an offset");
+    return "tcp option @" + number(b["base"], kPlain) + "," + number(b.at("offset"), kPlain) + "," + number(b.at("len"), kPlain);
+  }
   if (!b.contains("name")) unknown("a raw " + kind + " expression");
   const std::string name = b["name"].get<std::string>();
   const std::string field = b.value("field", "");
@@ -355,8 +371,7 @@ std::string expr(const json& e, const Type& t) {
   if (kind == "ipsec") return ipsec(b);
   if (kind == "exthdr" || kind == "tcp option" || kind == "ip option" || kind == "sctp chunk") return exthdr(kind, b);
   if (kind == "prefix") return expr(b.at("addr"), t) + "/" + number(b.at("len"), kPlain);
-  // expression.c range_expr_print (numeric, as json.c's range is).
-  if (kind == "range") return expr(b.at(0), t) + "-" + expr(b.at(1), t);
+  if (kind == "range") return range(b, t);
   if (kind == "concat") {
     if (!b.is_array()) unknown("a concatenation of an unknown shape");
     std::string out;
@@ -373,6 +388,23 @@ std::string expr(const json& e, const Type& t) {
   if (kind == "map" || kind == "vmap") return map_expr(kind, b, t);
   if (is_binop(e)) return binop(kind, b, t);
   unknown("expression \"" + kind + "\"");
+}
+
+// expression.c range_expr_print prints both ends with every symbol as a
+// number; json.c's range keeps symbols ("request"-"reply"). A string end
+// is printed only when it is an address, which has no symbol.
+std::string range(const json& b, const Type& t) {
+  if (!b.is_array() || b.size() != 2) unknown("a range of an unknown shape");
+  for (const auto& end : b) {
+    if (!end.is_string()) continue;
+    const std::string s = end.get<std::string>();
+    const bool address = s.find_first_not_of("0123456789abcdefABCDEF.:") == std::string::npos &&
+                         s.find_first_of(".:") != std::string::npos;
+    if (!address) unknown("a range with a symbolic end (nft prints it as a number)");
+  }
+  // NFT_CTX_OUTPUT_NUMERIC_TIME there too: a time in whole seconds, "60s".
+  if (t.time) return number(b[0], kPlain) + "s-" + number(b[1], kPlain) + "s";
+  return expr(b[0], t) + "-" + expr(b[1], t);
 }
 
 // ---------------------------------------------------------------------------
@@ -395,7 +427,8 @@ std::string match(const json& m) {
     return expr(flagged) + (op == "!=" ? " != " : " ") + expr(right, t) + " / " + expr(left["&"][1], t);
   }
   const Type t = type_of(left);
-  std::string out = expr(left) + " ";
+  const bool raw_option_present = is_kind(left, "tcp option") && right.is_boolean();
+  std::string out = (raw_option_present ? exthdr("tcp option", left["tcp option"], true) : expr(left)) + " ";
   // expression.c binop_expr_print / must_print_eq_op; json.c writes the
   // implicit operation as "in".
   const bool value_right = !right.is_object() && !right.is_array() &&
@@ -618,15 +651,21 @@ std::string statement(const json& s, const std::string& family, bool stateless) 
   if (kind == "notrack") return "notrack";
   if (kind == "ct count") return std::string("ct count ") + (b.value("inv", false) ? "over " : "") + number(b.at("val"), kPlain);
   if (kind == "flow") return "flow " + b.at("op").get<std::string>() + " " + b.at("flowtable").get<std::string>();
+  // statement.c dup_stmt_print, fwd_stmt_print. In netdev, dup's "addr"
+  // is the device (evaluate.c stmt_evaluate_dup).
   if (kind == "dup") {
     if (b.is_null()) return "dup";
-    return "dup to " + expr(b.at("addr")) + (b.contains("dev") ? " device " + expr(b["dev"], quoted_type()) : "");
+    const Type to = family == "netdev" ? ifindex() : kPlain;
+    return "dup to " + expr(b.at("addr"), to) + (b.contains("dev") ? " device " + expr(b["dev"], ifindex()) : "");
   }
   if (kind == "fwd") {
-    if (b.contains("addr")) return "fwd " + b.at("family").get<std::string>() + " to " + expr(b["addr"]) + " device " + expr(b.at("dev"), quoted_type());
-    return "fwd to " + expr(b.at("dev"), quoted_type());
+    if (b.contains("addr")) return "fwd " + b.at("family").get<std::string>() + " to " + expr(b["addr"]) + " device " + expr(b.at("dev"), ifindex());
+    return "fwd to " + expr(b.at("dev"), ifindex());
   }
-  if (kind == "reset") return "reset " + expr(b);
+  if (kind == "reset") {  // statement.c optstrip_stmt_print: the option with its presence flag
+    if (is_kind(b, "tcp option")) return "reset " + exthdr("tcp option", b["tcp option"], true);
+    return "reset " + expr(b);
+  }
   unknown("statement \"" + kind + "\"");
 }
 
