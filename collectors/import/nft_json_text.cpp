@@ -150,7 +150,7 @@ std::string string_value(const std::string& s, const Type& t) {
 
 bool is_verdict(const json& e) {
   if (!e.is_object() || e.size() != 1) return false;
-  static const std::set<std::string> kinds = {"accept", "drop", "continue", "return", "jump", "goto", "queue"};
+  static const std::set<std::string> kinds = {"accept", "drop", "continue", "return", "jump", "goto"};
   return kinds.count(e.begin().key()) > 0;
 }
 
@@ -475,14 +475,13 @@ std::string nat(const std::string& kind, const json& b) {  // statement.c nat_st
   }
   if (b.contains("addr")) {
     const json& a = b["addr"];
-    const Type at = kPlain;
     out += " ";
     if (b.contains("port") && ip6_value(a)) {
-      out += "[" + expr(a, at) + "]";
+      out += "[" + expr(a) + "]";
     } else if (b.contains("port") && is_kind(a, "range") && ip6_value(a["range"].at(0))) {
       out += "[" + expr(a["range"][0]) + "]-[" + expr(a["range"][1]) + "]";
     } else {
-      out += expr(a, at);
+      out += expr(a);
     }
   }
   if (b.contains("port")) out += std::string(b.contains("addr") ? "" : " ") + ":" + expr(b["port"]);
@@ -549,11 +548,14 @@ std::string quota_stmt(const json& b, bool stateless) {  // statement.c quota_st
   return out;
 }
 
-std::string queue_stmt(const json& b) {  // statement.c queue_stmt_print
+// statement.c queue_stmt_print. A listed queue statement always has its
+// number (netlink_delinearize.c netlink_parse_queue); {"queue": null} is
+// the bare NF_QUEUE verdict or a queue without one, which print apart.
+std::string queue_stmt(const json& b) {
   std::string out = "queue";
-  if (b.is_null()) return out + " to 0";
+  if (b.is_null() || !b.contains("num")) unknown("a queue without a number");
   if (b.contains("flags")) out += " flags " + flag_list(b["flags"], ",");
-  return out + " to " + (b.contains("num") ? expr(b["num"]) : "0");
+  return out + " to " + expr(b["num"]);
 }
 
 std::string tproxy_stmt(const json& b) {  // statement.c tproxy_stmt_print
@@ -628,7 +630,7 @@ std::string statement(const json& s, const std::string& family, bool stateless) 
   if (kind == "match") return match(b);
   if (is_verdict(s)) return verdict(s);
   if (kind == "counter") {
-    if (b.is_string() || b.is_object() && b.contains("map")) return objref(kind, b);
+    if (b.is_string() || (b.is_object() && b.contains("map"))) return objref(kind, b);
     if (b.is_null() || stateless) return "counter";
     return "counter packets " + number(b.at("packets"), kPlain) + " bytes " + number(b.at("bytes"), kPlain);
   }
