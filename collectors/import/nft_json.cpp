@@ -324,6 +324,15 @@ class NftParser {
 
   // The verdict of the rule's last statement.
   void verdict(const json& statement, model::Rule& rule) const {
+    // A statement nft has no JSON form for is its text (json.c
+    // stmt_print_json): a map update ("update @m { ip saddr : 0x00000001 }")
+    // is no verdict; a chain binding ("jump {\n...}") is one, to rules the
+    // JSON does not list.
+    if (statement.is_string()) {
+      const std::string& s = statement.get_ref<const std::string&>();
+      if (s.rfind("jump {", 0) == 0 || s.rfind("goto {", 0) == 0) fail("a chain binding (jump/goto { ... }): nft -j lists its rules as text");
+      return;
+    }
     if (!statement.is_object() || statement.size() != 1) fail("a statement must be an object with one key");
     const std::string& name = statement.begin().key();
     const json& arg = statement.begin().value();
