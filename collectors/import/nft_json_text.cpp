@@ -138,6 +138,9 @@ std::string expr(const json& e, const Type& t = kPlain);
 std::string string_value(const std::string& s, const Type& t) {
   // "@name" is a set reference in nft's JSON, never a quoted value.
   if (s.rfind('@', 0) == 0) return s;
+  // json.c integer_type_json writes an integer past 64 bits as "0x..."; the
+  // text has it in hex only for a hex type.
+  if (!t.quote && t.hex < 0 && s.rfind("0x", 0) == 0) unknown("a large integer of a decimal type");
   if (!t.quote) return s;
   if (s == "*") unknown("a catch-all element of a string type");
   // meta.c ifindex_type_print: an index with no interface prints as a
@@ -441,14 +444,15 @@ std::string match(const json& m) {
   return out + expr(right, t);
 }
 
-// nft omits reject's type when it is the family's default (statement.c
-// reject_stmt_print).
+// statement.c reject_stmt_print: port-unreachable, the default, is left
+// out for icmpx, and for icmp/icmpv6 in ip/ip6 tables; inet, bridge and
+// netdev tables print icmp/icmpv6 in full (netlink_delinearize.c
+// stmt_reject_postprocess sets verbose_print).
 std::string reject(const json& b, const std::string& family) {
   if (b.is_null()) return "reject";
   const std::string type = b.value("type", "");
   const std::string code = b.value("expr", "");
-  const bool default_type = (family == "ip" && type == "icmp") || (family == "ip6" && type == "icmpv6") ||
-                            ((family == "inet" || family == "bridge" || family == "netdev") && type == "icmpx");
+  const bool default_type = type == "icmpx" || (family == "ip" && type == "icmp") || (family == "ip6" && type == "icmpv6");
   if (default_type && code == "port-unreachable") return "reject";
   if (type == "tcp reset") return "reject with tcp reset";
   return "reject with " + type + " " + code;
