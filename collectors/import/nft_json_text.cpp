@@ -177,8 +177,9 @@ std::string elem(const json& b, const Type& t) {
   std::string out = expr(b.at("val"), t);
   for (const auto& [k, v] : b.items()) {
     if (k == "val" || k == "timeout" || k == "expires" || k == "comment") continue;
-    // Any other key is the element's one statement, merged into the object.
-    out += " " + statement(json{{k, v}}, "", true);
+    // Any other key is the element's one statement, merged into the object
+    // and printed with its state, as set_elem_expr_print prints it.
+    out += " " + statement(json{{k, v}}, "", false);
   }
   if (b.contains("timeout")) out += " timeout " + time_text(b["timeout"]);
   if (b.contains("expires")) out += " expires " + time_text(b["expires"]);
