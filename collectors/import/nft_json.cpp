@@ -334,8 +334,10 @@ class NftParser {
 
   // The verdict of the rule's last statement.
   void verdict(const json& statement, model::Rule& rule) const {
-    // nft 1.0.6 prints a statement its JSON output does not describe (chain
-    // bindings, `update @map { k : v }`) as that statement's text: no verdict.
+    // A statement nft has no JSON form for is its text (json.c
+    // stmt_print_json): a map update ("update @m { ip saddr : 0x00000001 }")
+    // is no verdict; a chain binding ("jump {\n...}") jumps to rules the JSON
+    // lists only as that text: the rule is kept, its verdict not read.
     if (statement.is_string()) return;
     if (!statement.is_object() || statement.size() != 1) fail("a statement must be an object with one key");
     const std::string& name = statement.begin().key();

@@ -165,7 +165,7 @@ TEST(NftTextCorpus, PrintedTextIsNftsOwnAndCoverageHolds) {
   EXPECT_GE(loaded, 300u);
   EXPECT_GE(rules, 500u);
   // A ratchet, not the goal (100%): raise it as the printer learns statements.
-  EXPECT_GE(printed * 100, rules * 70) << report;
+  EXPECT_GE(printed * 100, rules * 98) << report;
 }
 
 }  // namespace

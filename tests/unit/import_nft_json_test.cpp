@@ -141,6 +141,25 @@ TEST(ImportNftJson, NativeMatchesAndNatArguments) {
   EXPECT_EQ(rules[2].target_args, "");                    // map-fed address: not spelled
 }
 
+// nft -j prints a statement it has no JSON form for as its text: the listing
+// is accepted; a chain binding is kept and marked (its rules are only text).
+TEST(ImportNftJson, StatementsNftPrintsAsTextAreAccepted) {
+  const std::string head = R"({"nftables": [
+ {"table": {"family": "ip", "name": "t", "handle": 1}},
+ {"chain": {"family": "ip", "table": "t", "chain": "c", "name": "c", "handle": 2}},
+ {"rule": {"family": "ip", "table": "t", "chain": "c", "handle": 3, "expr": [)";
+  auto tables = parse_nft_json(head + R"("update @m { ip saddr : 0x00000002 }"]}}]})", "n.json");
+  ASSERT_EQ(tables.at(0).chains.at(0).rules.size(), 1u);
+  EXPECT_EQ(tables[0].chains[0].rules[0].verdict_kind, "none");
+  EXPECT_EQ(tables[0].chains[0].rules[0].text, "update @m { ip saddr : 0x00000002 }");
+  tables = parse_nft_json(head + R"("jump {\n\t\t\taccept\n\t\t}"]}}]})", "n.json");
+  ASSERT_EQ(tables.at(0).chains.at(0).rules.size(), 1u);
+  const auto& bound = tables[0].chains[0].rules[0];
+  EXPECT_TRUE(bound.text.empty());
+  EXPECT_TRUE(bound.undecoded);
+  EXPECT_NE(bound.raw.find("jump {"), std::string::npos);
+}
+
 TEST(ImportNftJson, EmptyRulesetIsValid) {
   auto tables = parse_nft_json(R"({"nftables": [{"metainfo": {"version": "1.0.6"}}]})", "n.json");
   EXPECT_TRUE(tables.empty());
