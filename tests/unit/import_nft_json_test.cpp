@@ -146,7 +146,7 @@ TEST(ImportNftJson, NativeMatchesAndNatArguments) {
 TEST(ImportNftJson, StatementsNftPrintsAsTextAreAccepted) {
   const std::string head = R"({"nftables": [
  {"table": {"family": "ip", "name": "t", "handle": 1}},
- {"chain": {"family": "ip", "table": "t", "chain": "c", "name": "c", "handle": 2}},
+ {"chain": {"family": "ip", "table": "t", "name": "c", "handle": 2}},
  {"rule": {"family": "ip", "table": "t", "chain": "c", "handle": 3, "expr": [)";
   auto tables = parse_nft_json(head + R"("update @m { ip saddr : 0x00000002 }"]}}]})", "n.json");
   ASSERT_EQ(tables.at(0).chains.at(0).rules.size(), 1u);
