@@ -232,6 +232,36 @@ TEST(NetfilterLive, NativeKubeProxyRulesDecodedAsNftPrintsThem) {
     EXPECT_GT(destinations, 0u);
     EXPECT_GT(dnats, 0u);
     EXPECT_GT(picks, 0u);
+    // Each rule's text is nft's line: with --rules for every rule; without
+    // it, for every rule but the numgen picks (their anonymous maps unread).
+    const model::Snapshot full = nf::live_snapshot(ns, dir, {"--rules"});
+    size_t exact = 0, exact_plain = 0, marked_plain = 0;
+    reported = 0;
+    for (const auto* snap : {&live, &full}) {
+      for (const auto& t : snap->netfilter.tables) {
+        for (const auto& c : t.chains) {
+          const auto& lines = text.chains.at({t.family, t.name, c.name});
+          for (size_t i = 0; i < c.rules.size(); ++i) {
+            const model::Rule& r = c.rules[i];
+            if (snap == &live && nf::text_needs_rules_flag(r)) {
+              ++marked_plain;
+              EXPECT_EQ(r.verdict_kind, "vmap") << lines[i];
+              continue;
+            }
+            if (r.text == lines[i]) {
+              ++(snap == &full ? exact : exact_plain);
+            } else if (reported++ < 20) {
+              ADD_FAILURE() << c.name << " #" << i + 1 << "\n nft:  " << lines[i] << "\n live: " << r.text << " " << r.raw;
+            }
+          }
+        }
+      }
+    }
+    std::printf("rule text equal to nft list ruleset: %zu of %zu with --rules; without it %zu, and %zu numgen picks marked\n",
+                exact, rules, exact_plain, marked_plain);
+    EXPECT_EQ(exact, rules);
+    EXPECT_EQ(exact_plain + marked_plain, rules);
+    EXPECT_EQ(marked_plain, picks);
   }
 }
 
@@ -322,7 +352,25 @@ TEST(NetfilterLive, RulesFlagListsAnonymousMapsWithTheirElements) {
   }
   EXPECT_EQ(anonymous, 20u);  // one numgen map per service
   for (const auto& s : a->sets) EXPECT_NE(s.name.rfind("__", 0), 0u) << s.name;
-  EXPECT_EQ(a->chains, b->chains);
+  // The rules are the same records, except that a numgen vmap's text needs
+  // its anonymous map's elements: printed with --rules, marked without.
+  ASSERT_EQ(a->chains.size(), b->chains.size());
+  size_t vmaps = 0;
+  for (size_t c = 0; c < a->chains.size(); ++c) {
+    ASSERT_EQ(a->chains[c].rules.size(), b->chains[c].rules.size()) << a->chains[c].name;
+    for (size_t i = 0; i < a->chains[c].rules.size(); ++i) {
+      const model::Rule &p = a->chains[c].rules[i], &f = b->chains[c].rules[i];
+      if (nf::text_needs_rules_flag(p)) {
+        ++vmaps;
+        EXPECT_EQ(f.text.rfind("numgen random mod 3 vmap { 0 : goto endpoint-", 0), 0u) << f.text;
+        EXPECT_EQ(nf::rule_text_without_text(p), nf::rule_text_without_text(f));
+      } else {
+        EXPECT_EQ(p, f) << a->chains[c].name << " rule " << i + 1;
+        EXPECT_FALSE(p.text.empty()) << a->chains[c].name << " rule " << i + 1 << ": " << p.raw;
+      }
+    }
+  }
+  EXPECT_EQ(vmaps, 20u);
 }
 
 // A dynamic set (kube-proxy's affinity-*) holds runtime state the packet path

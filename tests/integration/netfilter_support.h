@@ -90,6 +90,21 @@ inline std::string rule_text(const model::Rule& r) {
   return o.str();
 }
 
+// A live rule whose text was left out by design: a plain snapshot does not
+// read anonymous set elements (snapshot --rules does), and nft prints them
+// inside the rule.
+inline bool text_needs_rules_flag(const model::Rule& r) {
+  return r.undecoded && r.text.empty() &&
+         r.raw.rfind("text not printed (its anonymous set's elements are read by snapshot --rules only)", 0) == 0;
+}
+
+// The rule record without its text, for a rule whose text one side left out by design.
+inline std::string rule_text_without_text(model::Rule r) {
+  r.text.clear();
+  r.undecoded = false;
+  return rule_text(r);
+}
+
 // Live equals import: every table, chain (base, rule count), rule record and set.
 inline void expect_same_netfilter(const model::Snapshot& live, const model::Snapshot& imported) {
   std::map<std::string, const model::Table*> a, b;
@@ -115,7 +130,9 @@ inline void expect_same_netfilter(const model::Snapshot& live, const model::Snap
       ASSERT_EQ(c.rules.size(), ichain->rules.size()) << key << " " << c.name;
       for (size_t i = 0; i < c.rules.size(); ++i) {
         EXPECT_EQ(c.rules[i].position, ichain->rules[i].position);
-        const std::string l = rule_text(c.rules[i]), r = rule_text(ichain->rules[i]);
+        const bool by_design = text_needs_rules_flag(c.rules[i]);
+        const std::string l = by_design ? rule_text_without_text(c.rules[i]) : rule_text(c.rules[i]);
+        const std::string r = by_design ? rule_text_without_text(ichain->rules[i]) : rule_text(ichain->rules[i]);
         if (l != r && reported++ < 20) {
           ADD_FAILURE() << key << " " << c.name << " rule " << i + 1 << "\n live:   " << l << "\n import: " << r;
         }
