@@ -1,5 +1,6 @@
 #include "analysis/rule_diff.h"
 
+#include <deque>
 #include <map>
 #include <tuple>
 #include <unordered_map>
@@ -23,7 +24,13 @@ std::string untextable(const model::Table& t, const model::Chain& c) {
   for (const auto& r : c.rules) {
     if (!r.text.empty()) continue;
     if (t.backend == model::Backend::Nftables) {
-      return "rule " + std::to_string(r.position) + " has no text (native nftables rule text is not recorded yet)";
+      // A live rule says why in its raw text: "text not printed (WHY): ...".
+      const std::string_view raw = r.raw, lead = "text not printed (";
+      const size_t end = raw.find("): ");
+      const std::string why = raw.substr(0, lead.size()) == lead && end != std::string_view::npos
+                                  ? std::string(raw.substr(lead.size(), end - lead.size()))
+                                  : "a statement dpscope's printer does not know";
+      return "rule " + std::to_string(r.position) + " has no text (" + why + ")";
     }
     return "rule " + std::to_string(r.position) + " has no text (a dpscope.snapshot/v1 file?)";
   }
@@ -53,6 +60,36 @@ std::string side_gaps(const model::Snapshot& s) {
       out += (out.empty() ? "" : "; ") + u.section + ": " + u.reason;
     }
   }
+  return out;
+}
+
+// A native rule's text without its counter's values ("counter packets 3
+// bytes 180" -> "counter"): counters are state, not ruleset; "" when the
+// text has none (the common case: the text is compared as it is).
+std::string without_counter_values(std::string_view text) {
+  static constexpr std::string_view kCounter = "counter packets ";
+  size_t at = text.find(kCounter);
+  if (at == std::string_view::npos) return "";
+  std::string out;
+  size_t from = 0;
+  auto digits = [&](size_t i) {
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    return i;
+  };
+  while (at != std::string_view::npos) {
+    const size_t packets_end = digits(at + kCounter.size());
+    const std::string_view bytes = " bytes ";
+    if (packets_end == at + kCounter.size() || text.substr(packets_end, bytes.size()) != bytes) {
+      at = text.find(kCounter, at + 1);
+      continue;
+    }
+    const size_t end = digits(packets_end + bytes.size());
+    out.append(text.substr(from, at - from)).append("counter");
+    from = end;
+    at = text.find(kCounter, end);
+  }
+  if (from == 0) return "";
+  out.append(text.substr(from));
   return out;
 }
 
@@ -105,11 +142,16 @@ RuleDiff diff_rules(const std::vector<const model::Snapshot*>& sides) {
     // Count each text per side, keeping first-seen order.
     std::unordered_map<std::string_view, size_t> index;
     std::vector<RuleDifference> rules;
+    std::deque<std::string> normalized;  // texts with counter values taken out, kept for `index`
     for (size_t i = 0; i < n; ++i) {
       if (!e.per_side[i]) continue;
       for (const auto& r : e.per_side[i]->rules) {
-        auto [it, fresh] = index.try_emplace(r.text, rules.size());
-        if (fresh) rules.push_back({r.text, std::vector<uint32_t>(n, 0)});
+        std::string_view text = r.text;
+        if (e.chain.backend == model::Backend::Nftables) {
+          if (std::string plain = without_counter_values(text); !plain.empty()) text = normalized.emplace_back(std::move(plain));
+        }
+        auto [it, fresh] = index.try_emplace(text, rules.size());
+        if (fresh) rules.push_back({std::string(text), std::vector<uint32_t>(n, 0)});
         ++rules[it->second].count[i];
       }
     }

@@ -103,8 +103,8 @@ tables in iptables-nft-save's order (legacy-save follows the kernel's module ord
 chains in hook order with their policy and counters, user chains by name, rules in chain order. The
 file re-imports (`dpscope import --iptables-save`) and loads with iptables-restore. A snapshot whose
 netfilter part was not read, a chain whose rules were only counted, or a rule without text (a v1
-file) is an error (exit 2), never a shorter ruleset. Native nftables tables are not exported: their
-rule text is not recorded yet.)";
+file) is an error (exit 2), never a shorter ruleset. Native nftables tables are not exported yet
+(--format nft is refused): their rules carry nft's text, their sets' declarations are not printed.)";
 
 const char* const kVersionDescription = R"(The version and git commit of this binary, the versions of the libraries it was built with
 (libnftnl, libmnl, libbpf, libzstd, zlib, CLI11, nlohmann-json; "runtime" when the loaded library

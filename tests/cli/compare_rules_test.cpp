@@ -189,6 +189,65 @@ TEST(CompareRules, RulesWithoutTextAreNotCompared) {
   EXPECT_EQ(j["summary"]["chains_not_compared"].get<size_t>(), b_chains_with_rules);
 }
 
+// Native nftables: two imports of `nft -j` (kube-proxy v1.30.3's own
+// 300-Service ruleset) that differ by one endpoint's dnat port and by counter
+// values: the port is the one difference; counters are state, not ruleset.
+TEST(CompareRules, NativeNftablesRulesByTextWithoutCounters) {
+  TempDir tmp;
+  const RunResult plain = sh("zstd -dc " + source_path("fixtures/upstream/real-kube-proxy/nftables-300x5/nft-ruleset.json.zst"));
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const json a = json::parse(plain.out);
+  json b = a;
+  std::string changed_chain, before;
+  size_t counters = 0;
+  for (auto& item : b["nftables"]) {
+    if (!item.contains("rule")) continue;
+    json& r = item["rule"];
+    for (auto& st : r["expr"]) {
+      if (changed_chain.empty() && st.contains("dnat") && st["dnat"].contains("port")) {
+        changed_chain = r["chain"];
+        st["dnat"]["port"] = 9999;
+      }
+    }
+    // A counter on every rule of one chain, with other values on each side.
+    if (r["chain"] == "mark-for-masquerade") {
+      ++counters;
+      r["expr"].insert(r["expr"].begin(), json{{"counter", {{"packets", 7}, {"bytes", 420}}}});
+    }
+  }
+  json a2 = a;
+  for (auto& item : a2["nftables"]) {
+    if (item.contains("rule") && item["rule"]["chain"] == "mark-for-masquerade") {
+      item["rule"]["expr"].insert(item["rule"]["expr"].begin(), json{{"counter", {{"packets", 0}, {"bytes", 0}}}});
+    }
+  }
+  ASSERT_FALSE(changed_chain.empty());
+  ASSERT_GT(counters, 0u);
+  write_text(tmp.file("a.nft.json"), a2.dump());
+  write_text(tmp.file("b.nft.json"), b.dump());
+  for (const char* side : {"a", "b"}) {
+    RunResult r = run({dpscope_bin(), "import", "--nft-json", tmp.file(std::string(side) + ".nft.json"), "-o",
+                       tmp.file(std::string(side) + ".json")});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  RunResult r = run({dpscope_bin(), "compare", tmp.file("a.json"), tmp.file("b.json"), "--rules", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json j = json::parse(r.out);
+  ASSERT_EQ(j["chains"].size(), 1u) << r.out;
+  const json& c = j["chains"][0];
+  EXPECT_EQ(c["backend"], "nftables");
+  EXPECT_EQ(c["chain"], changed_chain);
+  ASSERT_EQ(c["differences"].size(), 2u) << c.dump();
+  for (const auto& d : c["differences"]) {
+    const std::string text = d["text"];
+    const bool only_b = d["count"] == json::array({0, 1});
+    EXPECT_TRUE(only_b || d["count"] == json::array({1, 0})) << d.dump();
+    EXPECT_EQ(text.rfind("meta l4proto ", 0), 0u) << text;
+    EXPECT_EQ(text.find(":9999") != std::string::npos, only_b) << text;
+  }
+  EXPECT_EQ(j["summary"]["chains_not_compared"], 0);
+}
+
 TEST(CompareRules, RefusedWithFoldersServicesOrIntent) {
   TempDir tmp;
   const std::string snap = source_path("fixtures/snapshots/kind-kube-proxy.json");
