@@ -18,7 +18,8 @@
 #include <linux/netlink.h>
 
 #include <cstdint>
-#include <map>
+#include <string_view>
+#include <unordered_map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -45,8 +46,10 @@ struct SetShape {
   std::vector<RawSetElement> elements;  // anonymous sets only: nft prints them in the rule
 };
 
-// The sets of the rule's table, by name ("__set0" for anonymous ones).
-using TableSets = std::map<std::string, const SetShape*, std::less<>>;
+// The sets of the rule's table, by name ("__set0" for anonymous ones; the
+// names are the caller's, alive while rules are read). Hashed: a kube-proxy
+// table of 3,000 Services holds 10,000 sets with 60-byte names.
+using TableSets = std::unordered_map<std::string_view, const SetShape*>;
 
 struct NativeStatements {
   nlohmann::json statements = nlohmann::json::array();  // the rule's "expr", as nft -j prints it

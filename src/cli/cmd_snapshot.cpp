@@ -272,7 +272,8 @@ void add_snapshot(CLI::App* sub, Runner& run, CLI::App&) {
       ->type_name("NAME");
   sub->add_flag("--rules", settings->rules,
                 "Also read the elements of anonymous nft sets/maps (and list those sets) and of dynamic sets such as "
-                "kube-proxy's affinity-* (runtime state); slower on big nodes");
+                "kube-proxy's affinity-* (runtime state). A native nft rule over an anonymous set (kube-proxy's numgen "
+                "vmaps) carries its nft text only then. Slower on big nodes: the kernel finds each set by name");
   sub->add_flag("--no-ebpf", settings->no_ebpf, "Skip the eBPF section (it is then absent, not unavailable)");
   sub->add_flag("--no-agents", settings->no_agents,
                 "Skip the agents section (processes and cgroup memory; then absent, not unavailable)");
