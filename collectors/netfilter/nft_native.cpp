@@ -283,6 +283,8 @@ class Decoder {
     if (name == "reject") return reject(tb);
     if (name == "dynset") return dynset(tb);
     if (name == "notrack") return emit({{"notrack", nullptr}});
+    if (name == "limit") return emit(limit(tb));
+    if (name == "log") return log(tb);
     unknown("expression \"" + std::string(name) + "\"");
   }
 
@@ -791,26 +793,119 @@ class Decoder {
     for (const Value& p : parts) used(p);
     if (tb[NFTA_LOOKUP_DREG]) {
       if (be32(tb[NFTA_LOOKUP_DREG]) == NFT_REG_VERDICT) return emit({{"vmap", {{"key", key}, {"data", data}}}});
-      unknown("a map expression (lookup into a register)");
+      return write(tb[NFTA_LOOKUP_DREG], map_value(set, key, data));
     }
     const bool inverted = be32(tb[NFTA_LOOKUP_FLAGS]) & NFT_LOOKUP_F_INV;
     emit({{"match", {{"op", inverted ? "!=" : "=="}, {"left", key}, {"right", data}}}});
   }
 
-  void dynset(const AttrTable& tb) {
-    // A zero timeout is the set's own (nft sends it for `update @s { ip saddr }`) and is not printed.
-    const bool timeout = tb[NFTA_DYNSET_TIMEOUT] && be64(tb[NFTA_DYNSET_TIMEOUT]) != 0;
-    if (tb[NFTA_DYNSET_SREG_DATA] || timeout || tb[NFTA_DYNSET_EXPR] || tb[NFTA_DYNSET_EXPRESSIONS]) {
-      unknown("a set statement with a value, timeout or statements");
+  // A map expression (netlink_delinearize.c netlink_parse_lookup with a
+  // dreg): the value a key maps to, typed by the map's data. Only data of
+  // one known type of a fixed width; a concatenation (nat's `addr . port`)
+  // or an integer (whose byte order the set's typeof would tell) is unknown.
+  static Value map_value(const SetShape& set, const json& key, const json& data) {
+    Value v;
+    v.kind = Value::kExpr;
+    v.expr = {{"map", {{"key", key}, {"data", data}}}};
+    v.type = set.data_type;
+    switch (set.data_type) {
+      case kIpaddr: case kMark: v.len = 4; break;
+      case kIp6addr: v.len = 16; break;
+      case kInetService: v.len = 2; break;
+      case kEtheraddr: v.len = 6; break;
+      default: unknown("a map expression of data type " + std::to_string(set.data_type));
     }
+    v.order = set.data_type == kMark ? Order::Host : Order::Big;
+    return v;
+  }
+
+  void dynset(const AttrTable& tb) {
+    if (tb[NFTA_DYNSET_SREG_DATA]) unknown("a set statement with a value");
+    // A zero timeout is the set's own (nft sends it for `update @s { ip saddr }`) and is not printed.
+    const uint64_t timeout_ms = be64(tb[NFTA_DYNSET_TIMEOUT]);
+    // nft -j prints whole seconds (json.c time_type_json); the text would show the milliseconds.
+    if (timeout_ms % 1000 != 0) unknown("a set statement timeout of milliseconds");
     const std::string_view name = str(tb[NFTA_DYNSET_SET_NAME]);
     const SetShape& set = set_named(name);
     const std::vector<Value> parts = key_of(tb[NFTA_DYNSET_SREG_KEY], set);
     const uint32_t op = be32(tb[NFTA_DYNSET_OP]);
     static constexpr const char* kOps[] = {"add", "update", "delete"};
     if (op > NFT_DYNSET_OP_DELETE) unknown("dynset op " + std::to_string(op));
+    json elem = key_expr(parts);
+    if (timeout_ms != 0) elem = {{"elem", {{"val", elem}, {"timeout", timeout_ms / 1000}}}};
+    json body = {{"op", kOps[op]}, {"elem", elem}, {"set", "@" + std::string(name)}};
+    // The statements each element gets (netlink_parse_dynset: one in
+    // NFTA_DYNSET_EXPR, several in NFTA_DYNSET_EXPRESSIONS); nft -j prints
+    // them stateless.
+    json stmts = json::array();
+    if (tb[NFTA_DYNSET_EXPR]) {
+      const AttrTable et = parse_nested(tb[NFTA_DYNSET_EXPR]);
+      stmts.push_back(element_statement(str(et[NFTA_EXPR_NAME]), parse_nested(et[NFTA_EXPR_DATA])));
+    }
+    for_each_expression(tb[NFTA_DYNSET_EXPRESSIONS], [&](std::string_view n, const AttrTable& t) {
+      stmts.push_back(element_statement(n, t));
+    });
+    if (!stmts.empty()) body["stmt"] = stmts;
     for (const Value& p : parts) used(p);
-    emit({{"set", {{"op", kOps[op]}, {"elem", key_expr(parts)}, {"set", "@" + std::string(name)}}}});
+    emit({{"set", body}});
+  }
+
+  // A statement a set statement attaches to its element, as nft -j prints
+  // it there (stateless: a counter without its numbers).
+  static json element_statement(std::string_view name, const AttrTable& tb) {
+    if (name == "counter") return {{"counter", nullptr}};
+    if (name == "limit") return limit(tb);
+    unknown("a set statement with a \"" + std::string(name) + "\" statement");
+  }
+
+  // json.c limit_stmt_json: rate, burst and unit as the kernel holds them.
+  static json limit(const AttrTable& tb) {
+    if (be32(tb[NFTA_LIMIT_TYPE]) != NFT_LIMIT_PKTS) unknown("a limit of bytes");
+    const char* per = nullptr;
+    switch (be64(tb[NFTA_LIMIT_UNIT])) {
+      case 1: per = "second"; break;
+      case 60: per = "minute"; break;
+      case 3600: per = "hour"; break;
+      case 86400: per = "day"; break;
+      case 604800: per = "week"; break;
+      default: unknown("a limit per " + std::to_string(be64(tb[NFTA_LIMIT_UNIT])) + " seconds");
+    }
+    const uint32_t f = be32(tb[NFTA_LIMIT_FLAGS]);
+    if (f & ~static_cast<uint32_t>(NFT_LIMIT_F_INV)) unknown("limit flags " + std::to_string(f));
+    json body = {{"rate", be64(tb[NFTA_LIMIT_RATE])}, {"burst", be32(tb[NFTA_LIMIT_BURST])}, {"per", per}};
+    if (f & NFT_LIMIT_F_INV) body["inv"] = true;
+    return {{"limit", body}};
+  }
+
+  // json.c log_stmt_json: what the kernel dumps of a log expression, the
+  // default level (warn) left out.
+  void log(const AttrTable& tb) {
+    json body = json::object();
+    if (tb[NFTA_LOG_PREFIX]) body["prefix"] = std::string(str(tb[NFTA_LOG_PREFIX]));
+    if (tb[NFTA_LOG_GROUP]) body["group"] = ntohs(mnl_attr_get_u16(tb[NFTA_LOG_GROUP]));
+    if (tb[NFTA_LOG_SNAPLEN]) body["snaplen"] = be32(tb[NFTA_LOG_SNAPLEN]);
+    if (tb[NFTA_LOG_QTHRESHOLD]) body["queue-threshold"] = ntohs(mnl_attr_get_u16(tb[NFTA_LOG_QTHRESHOLD]));
+    if (tb[NFTA_LOG_LEVEL]) {
+      static constexpr const char* kLevels[] = {"emerg", "alert", "crit", "err", "warn", "notice", "info", "debug", "audit"};
+      const uint32_t level = be32(tb[NFTA_LOG_LEVEL]);
+      if (level > 8) unknown("log level " + std::to_string(level));
+      if (level != 4) body["level"] = kLevels[level];
+    }
+    const uint32_t f = be32(tb[NFTA_LOG_FLAGS]);
+    if (f != 0) {
+      if (f & ~0x2fu) unknown("log flags " + std::to_string(f));
+      json names = json::array();
+      if (f == 0x2f) {
+        names.push_back("all");
+      } else {
+        for (const auto& [bit, n] : std::initializer_list<std::pair<uint32_t, const char*>>{
+                 {0x01, "tcp sequence"}, {0x02, "tcp options"}, {0x04, "ip options"}, {0x08, "skuid"}, {0x20, "ether"}}) {
+          if (f & bit) names.push_back(n);
+        }
+      }
+      body["flags"] = names.size() == 1 ? names[0] : names;
+    }
+    emit({{"log", body.empty() ? json(nullptr) : body}});
   }
 
   // ---------------------------------------------------------- actions
@@ -852,6 +947,8 @@ class Decoder {
       if (lo.kind != Value::kLiteral || hi.kind != Value::kLiteral) unknown("a nat range of expressions");
       if (lo.bytes != hi.bytes) return {{"range", {value(type, Order::Big, lo.bytes), value(type, Order::Big, hi.bytes)}}};
     }
+    // `snat to ip saddr map { ... }`: an address map of the nat's own family.
+    if (lo.kind == Value::kExpr && lo.expr.contains("map") && lo.type == type) return lo.expr;
     if (lo.kind != Value::kLiteral) unknown("a nat address from an expression");
     return value(type, Order::Big, lo.bytes);
   }
