@@ -327,7 +327,10 @@ class Decoder {
     const char* protocol = nullptr;
     int dependency = -1;
     switch (base) {
-      case NFT_PAYLOAD_LL_HEADER: protocol = link_; break;
+      case NFT_PAYLOAD_LL_HEADER:
+        protocol = link_;
+        dependency = link_dependency_;
+        break;
       case NFT_PAYLOAD_NETWORK_HEADER:
         protocol = network_;
         dependency = network_dependency_;
@@ -603,6 +606,13 @@ class Decoder {
       const uint64_t type = integer(data, Order::Big);
       network_ = type == 0x0800 ? "ip" : type == 0x86dd ? "ip6" : nullptr;
       network_dependency_ = network_ ? index : -1;
+      return;
+    }
+    // Outside bridge tables, `meta iiftype ether` is what names the link
+    // header ether (proto.c proto_netdev/proto_inet: the hook gives none).
+    if (e == json{{"meta", {{"key", "iiftype"}}}} && integer(data, Order::Host) == 1) {
+      link_ = "ether";
+      link_dependency_ = index;
       return;
     }
     if (data.size() != 1) return;
@@ -1004,7 +1014,7 @@ class Decoder {
   const char* link_ = nullptr;
   const char* network_ = nullptr;
   const char* transport_ = nullptr;
-  int network_dependency_ = -1, transport_dependency_ = -1, transport_network_dependency_ = -1;
+  int link_dependency_ = -1, network_dependency_ = -1, transport_dependency_ = -1, transport_network_dependency_ = -1;
   std::array<Value, 20> regs_{};
   std::vector<json> statements_;
   std::vector<bool> removed_;
