@@ -56,6 +56,10 @@ struct Value {
   // One load of adjacent fields, as nft merges `udp sport 1 udp dport 2`
   // into one 4-byte compare: nft prints a match per field again.
   std::vector<const struct Field*> fields;
+  // A load of the bytes that hold a bit field, waiting for the AND that
+  // picks the field's bits out (then `bits` is cleared and `expr` named).
+  const struct BitField* bits = nullptr;
+  uint32_t shift = 0;        // a bit field's lowest bit: its values are stored shifted
 };
 
 // ------------------------------------------------------------------ values
@@ -238,6 +242,23 @@ constexpr Field kFields[] = {
     {"icmpv6", 0, 1, "type", kIcmp6Type}, {"icmpv6", 2, 2, "checksum", kInteger},
     {"ether", 0, 6, "daddr", kEtheraddr}, {"ether", 6, 6, "saddr", kEtheraddr}, {"ether", 12, 2, "type", kEthertype},
     {"th", 0, 2, "sport", kInetService}, {"th", 2, 2, "dport", kInetService},
+    {"vlan", 2, 2, "type", kEthertype},
+};
+
+// Bit fields of the headers nft names (proto.c): a load of whole bytes, then
+// an AND with the field's mask (netlink_delinearize.c binop_postprocess).
+struct BitField {
+  const char* protocol;
+  uint32_t offset, len;  // the bytes loaded
+  std::string_view mask;
+  uint32_t shift;
+  const char* name;
+  uint32_t type;
+};
+constexpr BitField kBitFields[] = {
+    {"vlan", 0, 2, "\x0f\xff", 0, "id", kInteger}, {"vlan", 0, 1, "\xe0", 5, "pcp", kInteger},
+    {"ip", 0, 1, "\xf0", 4, "version", kInteger},  {"ip", 0, 1, "\x0f", 0, "hdrlength", kInteger},
+    {"ip6", 0, 1, "\xf0", 4, "version", kInteger},
 };
 
 const char* transport_name(uint8_t proto) {
@@ -310,6 +331,7 @@ class Decoder {
   const Value& read(const nlattr* a) {
     const Value& v = reg(be32(a));
     if (v.kind == Value::kNone) unknown("a register read before it was written");
+    if (v.bits) unknown("a raw payload expression (bits of " + std::string(v.bits->protocol) + " without their mask)");
     return v;
   }
   void write(const nlattr* a, Value v) { reg(be32(a)) = std::move(v); }
@@ -322,7 +344,8 @@ class Decoder {
   // ---------------------------------------------------------- loads
   void payload(const AttrTable& tb) {
     if (tb[NFTA_PAYLOAD_SREG]) unknown("a payload write");
-    const uint32_t base = be32(tb[NFTA_PAYLOAD_BASE]), offset = be32(tb[NFTA_PAYLOAD_OFFSET]);
+    const uint32_t base = be32(tb[NFTA_PAYLOAD_BASE]);
+    uint32_t offset = be32(tb[NFTA_PAYLOAD_OFFSET]);
     const uint32_t len = be32(tb[NFTA_PAYLOAD_LEN]);
     const char* protocol = nullptr;
     int dependency = -1;
@@ -344,6 +367,10 @@ class Decoder {
     // Without a protocol, a transport port is nft's `th sport` / `th dport`.
     if (protocol == nullptr && base == NFT_PAYLOAD_TRANSPORT_HEADER) protocol = "th", dependency = -1;
     if (protocol == nullptr) unknown("a raw payload expression (no protocol known for its header)");
+    // After `ether type vlan` the bytes past the ether header are the vlan header's (proto.c proto_vlan).
+    if (base == NFT_PAYLOAD_LL_HEADER && vlan_dependency_ >= 0 && offset >= 14 && offset < 18) {
+      protocol = "vlan", offset -= 14, dependency = vlan_dependency_;
+    }
     for (const Field& f : kFields) {
       if (std::string_view(f.protocol) != protocol || f.offset != offset) continue;
       if (f.len != len && !(f.address && len < f.len)) continue;
@@ -353,6 +380,15 @@ class Decoder {
       v.type = f.type;
       v.len = len;
       v.field_len = f.len;
+      v.dependency = dependency;
+      return write(tb[NFTA_PAYLOAD_DREG], std::move(v));
+    }
+    for (const BitField& f : kBitFields) {
+      if (std::string_view(f.protocol) != protocol || f.offset != offset || f.len != len) continue;
+      Value v;
+      v.kind = Value::kExpr;
+      v.bits = &f;
+      v.len = len;
       v.dependency = dependency;
       return write(tb[NFTA_PAYLOAD_DREG], std::move(v));
     }
@@ -493,9 +529,11 @@ class Decoder {
   // (netlink_delinearize.c binop_postprocess).
   void bitwise(const AttrTable& tb) {
     if (tb[NFTA_BITWISE_OP] && be32(tb[NFTA_BITWISE_OP]) != NFT_BITWISE_BOOL) unknown("a bitwise shift");
-    const Value src = read(tb[NFTA_BITWISE_SREG]);
+    const Value src = reg(be32(tb[NFTA_BITWISE_SREG]));
     if (src.kind != Value::kExpr || !src.fields.empty()) unknown("a bitwise operation on a constant or on several fields");
     const std::string mask(data_value(tb[NFTA_BITWISE_MASK])), x(data_value(tb[NFTA_BITWISE_XOR]));
+    if (src.bits) return write(tb[NFTA_BITWISE_DREG], bit_field(src, mask, x));
+    if (src.shift) unknown("a bitwise operation on a bit field");
     const bool xor_zero = std::all_of(x.begin(), x.end(), [](char c) { return c == 0; });
     const bool mask_ones = std::all_of(mask.begin(), mask.end(), [](char c) { return static_cast<uint8_t>(c) == 0xff; });
     Value v = src;
@@ -515,6 +553,19 @@ class Decoder {
     write(tb[NFTA_BITWISE_DREG], std::move(v));
   }
 
+  // The bytes of a bit field and the AND that keeps only its bits: the field.
+  static Value bit_field(const Value& src, std::string_view mask, std::string_view x) {
+    const BitField& f = *src.bits;
+    const bool xor_zero = std::all_of(x.begin(), x.end(), [](char c) { return c == 0; });
+    if (mask != f.mask || !xor_zero) unknown("a raw payload expression (bits of " + std::string(f.protocol) + ")");
+    Value v = src;
+    v.bits = nullptr;
+    v.expr = {{"payload", {{"protocol", f.protocol}, {"field", f.name}}}};
+    v.type = f.type;
+    v.shift = f.shift;
+    return v;
+  }
+
   // The operand of a binary operation prints as its expression's type,
   // except that an address mask is not an address.
   static uint32_t int_type(const Value& v) { return v.type == kIpaddr || v.type == kIp6addr ? kInteger : v.type; }
@@ -527,6 +578,7 @@ class Decoder {
     if (l.kind != Value::kExpr) unknown("a comparison of a constant");
     const uint32_t op = be32(tb[NFTA_CMP_OP]);
     if (!l.fields.empty()) return compare_fields(l, op, data_value(tb[NFTA_CMP_DATA]));
+    if (l.shift) return compare_shifted(l, op, data_value(tb[NFTA_CMP_DATA]));
     static constexpr const char* kOps[] = {"==", "!=", "<", "<=", ">", ">="};
     if (op > NFT_CMP_GTE) unknown("cmp op " + std::to_string(op));
     const std::string data(data_value(tb[NFTA_CMP_DATA]));
@@ -574,6 +626,15 @@ class Decoder {
     used(l);
   }
 
+  // A bit field above its bytes' lowest bit: nft prints the value shifted down.
+  void compare_shifted(const Value& l, uint32_t op, std::string_view data) {
+    if (op != NFT_CMP_EQ && op != NFT_CMP_NEQ) unknown("an order comparison of a bit field");
+    const uint64_t raw = integer(data, Order::Big);
+    if (raw & ((uint64_t{1} << l.shift) - 1)) unknown("a bit field value outside its bits");
+    emit({{"match", {{"op", op == NFT_CMP_EQ ? "==" : "!="}, {"left", l.expr}, {"right", raw >> l.shift}}}});
+    used(l);
+  }
+
   static uint32_t prefix_length(const std::string& mask) {
     uint32_t len = 0;
     size_t i = 0;
@@ -600,10 +661,12 @@ class Decoder {
   void protocol_context(const Value& l, std::string_view data, int index) {
     const json& e = l.expr;
     // Bridge and netdev tables: `ether type ip` / `meta protocol ip` name the network header.
-    const bool ethertype = e == json{{"meta", {{"key", "protocol"}}}} ||
-                           e == json{{"payload", {{"protocol", "ether"}, {"field", "type"}}}};
+    const bool ether_type = e == json{{"payload", {{"protocol", "ether"}, {"field", "type"}}}};
+    const bool ethertype = ether_type || e == json{{"meta", {{"key", "protocol"}}}} ||
+                           e == json{{"payload", {{"protocol", "vlan"}, {"field", "type"}}}};
     if (ethertype && data.size() == 2) {
       const uint64_t type = integer(data, Order::Big);
+      if (ether_type && type == 0x8100) vlan_dependency_ = index;
       network_ = type == 0x0800 ? "ip" : type == 0x86dd ? "ip6" : nullptr;
       network_dependency_ = network_ ? index : -1;
       return;
@@ -645,7 +708,7 @@ class Decoder {
 
   void range(const AttrTable& tb) {
     const Value& l = read(tb[NFTA_RANGE_SREG]);
-    if (l.kind != Value::kExpr || !l.mask.empty() || !l.fields.empty()) unknown("a range on a computed value");
+    if (l.kind != Value::kExpr || !l.mask.empty() || !l.fields.empty() || l.shift) unknown("a range on a computed value");
     const std::string from(data_value(tb[NFTA_RANGE_FROM_DATA])), to(data_value(tb[NFTA_RANGE_TO_DATA]));
     const bool neq = be32(tb[NFTA_RANGE_OP]) == NFT_RANGE_NEQ;
     emit({{"match",
@@ -676,6 +739,7 @@ class Decoder {
     for (const Value& p : parts) {
       if (!p.mask.empty() || (p.field_len && p.len < p.field_len)) unknown("a set key that is a prefix");
       if (!p.fields.empty()) unknown("a set key of several fields loaded at once");
+      if (p.bits || p.shift) unknown("a set key of a bit field above its lowest bit");
     }
     return parts;
   }
@@ -924,6 +988,7 @@ class Decoder {
   json operand(const Value& v, uint32_t type, Order order) {
     if (v.kind == Value::kLiteral) return value(type, order, v.bytes);
     if (!v.fields.empty()) unknown("a value of several fields loaded at once");
+    if (v.shift) unknown("a value of a bit field above its lowest bit");
     return v.expr;
   }
 
@@ -1014,7 +1079,7 @@ class Decoder {
   const char* link_ = nullptr;
   const char* network_ = nullptr;
   const char* transport_ = nullptr;
-  int link_dependency_ = -1, network_dependency_ = -1, transport_dependency_ = -1, transport_network_dependency_ = -1;
+  int link_dependency_ = -1, vlan_dependency_ = -1, network_dependency_ = -1, transport_dependency_ = -1, transport_network_dependency_ = -1;
   std::array<Value, 20> regs_{};
   std::vector<json> statements_;
   std::vector<bool> removed_;
