@@ -306,6 +306,7 @@ class Decoder {
     if (name == "notrack") return emit({{"notrack", nullptr}});
     if (name == "limit") return emit(limit(tb));
     if (name == "log") return log(tb);
+    if (name == "objref") return objref(tb);
     unknown("expression \"" + std::string(name) + "\"");
   }
 
@@ -732,8 +733,9 @@ class Decoder {
     size_t s = slot(be32(sreg));
     const size_t fields = std::max<size_t>(set.key_types.size(), 1);
     for (size_t i = 0; i < fields; ++i) {
-      if (s >= regs_.size() || regs_[s].kind != Value::kExpr) unknown("a lookup key that is not loaded");
+      if (s >= regs_.size() || regs_[s].kind == Value::kNone) unknown("a lookup key that is not loaded");
       parts.push_back(regs_[s]);
+      if (parts.back().kind == Value::kLiteral) parts.back() = key_constant(parts.back(), set, i);
       s += (regs_[s].len + 3) / 4;
     }
     for (const Value& p : parts) {
@@ -742,6 +744,19 @@ class Decoder {
       if (p.bits || p.shift) unknown("a set key of a bit field above its lowest bit");
     }
     return parts;
+  }
+
+  // A constant in a key (`add @s { ip saddr . 10002 }`): it prints as the
+  // set's key type at its place; an integer's byte order is not known here.
+  static Value key_constant(const Value& c, const SetShape& set, size_t i) {
+    if (i >= set.key_types.size() || set.key_types[i] == kInteger || set.key_types[i] == kInvalid) {
+      unknown("a constant in a set key of no known type");
+    }
+    Value v = c;
+    v.kind = Value::kExpr;
+    v.type = set.key_types[i];
+    v.expr = value(v.type, Order::Big, c.bytes);
+    return v;
   }
 
   static json key_expr(const std::vector<Value>& parts) {
@@ -817,7 +832,12 @@ class Decoder {
       }
       // An element's comment: nft -j wraps the element ("elem").
       if (!e.comment.empty()) key = {{"elem", {{"val", key}, {"comment", e.comment}}}};
-      if (!is_map) {
+      if (set.flags & NFT_SET_OBJECT) {
+        if (e.objref.empty()) unknown("an object map element without an object");
+        out.push_back(json::array({key, e.objref}));
+      } else if (!e.objref.empty()) {
+        unknown("a set element with an object");
+      } else if (!is_map) {
         out.push_back(key);
       } else if (e.has_verdict) {
         out.push_back(json::array({key, verdict(e.verdict, e.chain)}));
@@ -922,6 +942,36 @@ class Decoder {
     if (!stmts.empty()) body["stmt"] = stmts;
     for (const Value& p : parts) used(p);
     emit({{"set", body}});
+  }
+
+  // A named object's use (netlink_delinearize.c netlink_parse_objref): by
+  // name, or by a map from a key to names.
+  void objref(const AttrTable& tb) {
+    if (tb[NFTA_OBJREF_IMM_TYPE]) {
+      return emit({{object_kind(be32(tb[NFTA_OBJREF_IMM_TYPE])), std::string(str(tb[NFTA_OBJREF_IMM_NAME]))}});
+    }
+    const std::string_view name = str(tb[NFTA_OBJREF_SET_NAME]);
+    const SetShape& set = set_named(name);
+    if (!(set.flags & NFT_SET_OBJECT)) unknown("an object reference through a set that is not an object map");
+    const std::vector<Value> parts = key_of(tb[NFTA_OBJREF_SET_SREG], set);
+    const json data = set_ref(name, set, parts);
+    for (const Value& p : parts) used(p);
+    emit({{object_kind(set.obj_type), {{"map", {{"key", key_expr(parts)}, {"data", data}}}}}});
+  }
+
+  // json.c names the statement by the object's type (obj_type_name).
+  static const char* object_kind(uint32_t type) {
+    switch (type) {
+      case NFT_OBJECT_COUNTER: return "counter";
+      case NFT_OBJECT_QUOTA: return "quota";
+      case NFT_OBJECT_CT_HELPER: return "ct helper";
+      case NFT_OBJECT_LIMIT: return "limit";
+      case NFT_OBJECT_CT_TIMEOUT: return "ct timeout";
+      case NFT_OBJECT_SECMARK: return "secmark";
+      case NFT_OBJECT_CT_EXPECT: return "ct expectation";
+      case NFT_OBJECT_SYNPROXY: return "synproxy";
+      default: unknown("an object of type " + std::to_string(type));
+    }
   }
 
   // A statement a set statement attaches to its element, as nft -j prints
