@@ -37,6 +37,9 @@ enum Datatype : uint32_t {
 
 enum class Order : uint8_t { Big, Host };
 
+// A concatenation's datatype id: its fields' ids, 6 bits each (datatype.c concat_subtype_id).
+constexpr uint32_t kNatConcat4 = kIpaddr << 6 | kInetService, kNatConcat6 = kIp6addr << 6 | kInetService;
+
 // What a register holds: an expression loaded from the packet or its
 // metadata (with how its values print), or a literal value.
 struct Value {
@@ -843,10 +846,23 @@ class Decoder {
         out.push_back(json::array({key, verdict(e.verdict, e.chain)}));
       } else {
         if (set.data_type == NFT_DATA_VERDICT) unknown("a verdict map element without a verdict");
-        out.push_back(json::array({key, value(set.data_type, Order::Big, e.data)}));
+        out.push_back(json::array({key, map_data(set.data_type, e.data)}));
       }
     }
     return {{"set", out}};
+  }
+
+  // A map element's value: one of the data type, or nat's address and port
+  // (each field of a concatenation padded to 4 bytes).
+  static json map_data(uint32_t type, std::string_view b) {
+    if (type == kNatConcat4 || type == kNatConcat6) {
+      const size_t alen = type == kNatConcat4 ? 4 : 16;
+      if (b.size() != alen + 4) unknown("a map value shorter than its fields");
+      return {{"concat", {value(type == kNatConcat4 ? kIpaddr : kIp6addr, Order::Big, b.substr(0, alen)),
+                          value(kInetService, Order::Big, b.substr(alen, 2))}}};
+    }
+    if (type == kInteger) unknown("a map value of integer type (its byte order is the set's typeof)");
+    return value(type, Order::Big, b);
   }
 
   json interval_value(const Value& p, const std::string& lo, const std::string& hi) {
@@ -907,6 +923,9 @@ class Decoder {
       case kIp6addr: v.len = 16; break;
       case kInetService: v.len = 2; break;
       case kEtheraddr: v.len = 6; break;
+      // nat's `addr . port` (netlink_delinearize.c is_nat_proto_map).
+      case kNatConcat4: v.len = 8; break;
+      case kNatConcat6: v.len = 20; break;
       default: unknown("a map expression of data type " + std::to_string(set.data_type));
     }
     v.order = set.data_type == kMark ? Order::Host : Order::Big;
@@ -1039,6 +1058,7 @@ class Decoder {
     if (v.kind == Value::kLiteral) return value(type, order, v.bytes);
     if (!v.fields.empty()) unknown("a value of several fields loaded at once");
     if (v.shift) unknown("a value of a bit field above its lowest bit");
+    if (v.type == kNatConcat4 || v.type == kNatConcat6) unknown("a value of a nat map of address and port");
     return v.expr;
   }
 
@@ -1058,11 +1078,35 @@ class Decoder {
     const uint32_t addr_type = nat_family == NFPROTO_IPV6 ? kIp6addr : kIpaddr;
     json body = json::object();
     if (family_ == NFPROTO_INET) body["family"] = nat_family == NFPROTO_IPV6 ? "ip6" : "ip";
-    if (tb[NFTA_NAT_REG_ADDR_MIN]) body["addr"] = nat_range(tb[NFTA_NAT_REG_ADDR_MIN], tb[NFTA_NAT_REG_ADDR_MAX], addr_type);
-    if (tb[NFTA_NAT_REG_PROTO_MIN]) body["port"] = nat_range(tb[NFTA_NAT_REG_PROTO_MIN], tb[NFTA_NAT_REG_PROTO_MAX], kInetService);
+    if (!nat_concat(tb, nat_family, body)) {  // else the map gives both address and port
+      if (tb[NFTA_NAT_REG_ADDR_MIN]) body["addr"] = nat_range(tb[NFTA_NAT_REG_ADDR_MIN], tb[NFTA_NAT_REG_ADDR_MAX], addr_type);
+      if (tb[NFTA_NAT_REG_PROTO_MIN]) body["port"] = nat_range(tb[NFTA_NAT_REG_PROTO_MIN], tb[NFTA_NAT_REG_PROTO_MAX], kInetService);
+    }
     const uint32_t f = be32(tb[NFTA_NAT_FLAGS]) & ~(NF_NAT_RANGE_MAP_IPS | NF_NAT_RANGE_PROTO_SPECIFIED);
     if (f) body["flags"] = nat_flags(f);
     emit({{dnat ? "dnat" : "snat", body}});
+  }
+
+  // `dnat ip to ip saddr map { a : b . port }`: one map gives the address
+  // and, in the register after it, the port (netlink_delinearize.c
+  // netlink_parse_nat, is_nat_proto_map); nft then names the family in any table.
+  bool nat_concat(const AttrTable& tb, uint32_t nat_family, json& body) {
+    if (!tb[NFTA_NAT_REG_ADDR_MIN]) return false;
+    const Value& a = reg(be32(tb[NFTA_NAT_REG_ADDR_MIN]));
+    const uint32_t want = nat_family == NFPROTO_IPV6 ? kNatConcat6 : kNatConcat4;
+    if (a.kind != Value::kExpr || !a.expr.contains("map") || a.type != want) return false;
+    const uint32_t addr_min = be32(tb[NFTA_NAT_REG_ADDR_MIN]);
+    const size_t port_slot = slot(addr_min) + (nat_family == NFPROTO_IPV6 ? 4 : 1);
+    if (!tb[NFTA_NAT_REG_PROTO_MIN] || slot(be32(tb[NFTA_NAT_REG_PROTO_MIN])) != port_slot) {
+      unknown("a nat map of address and port read otherwise");
+    }
+    if ((tb[NFTA_NAT_REG_ADDR_MAX] && be32(tb[NFTA_NAT_REG_ADDR_MAX]) != addr_min) ||
+        (tb[NFTA_NAT_REG_PROTO_MAX] && be32(tb[NFTA_NAT_REG_PROTO_MAX]) != be32(tb[NFTA_NAT_REG_PROTO_MIN]))) {
+      unknown("a nat map of address and port ranges");
+    }
+    body["family"] = nat_family == NFPROTO_IPV6 ? "ip6" : "ip";
+    body["addr"] = a.expr;
+    return true;
   }
 
   json nat_range(const nlattr* min, const nlattr* max, uint32_t type) {
