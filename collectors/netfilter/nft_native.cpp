@@ -432,6 +432,8 @@ class Decoder {
         {NFT_META_NFTRACE, "nftrace", kInteger, 1, Order::Host},
         {NFT_META_IIF, "iif", kIfindex, 4, Order::Host},      {NFT_META_OIF, "oif", kIfindex, 4, Order::Host},
         {NFT_META_IIFTYPE, "iiftype", kArphrd, 2, Order::Host}, {NFT_META_OIFTYPE, "oiftype", kArphrd, 2, Order::Host},
+        // A tc class id ("1:2", datatype.c classid_type): its values are not printed here.
+        {NFT_META_PRIORITY, "priority", kInvalid, 4, Order::Host},
     };
     for (const Key& k : kKeys) {
       if (k.key != key) continue;
@@ -460,6 +462,9 @@ class Decoder {
       case NFT_CT_STATUS: name = "status", type = kCtStatus; break;
       case NFT_CT_MARK: name = "mark", type = kMark; break;
       case NFT_CT_DIRECTION: name = "direction", type = kCtDir, len = 1; break;
+      // Counters of the connection: host-endian 64-bit integers (ct.c ct_templates).
+      case NFT_CT_PKTS: name = "packets", type = kInteger, len = 8; break;
+      case NFT_CT_BYTES: name = "bytes", type = kInteger, len = 8; break;
       default: unknown("ct key " + std::to_string(key));
     }
     if (tb[NFTA_CT_SREG]) {
@@ -745,6 +750,7 @@ class Decoder {
       if (!p.mask.empty() || (p.field_len && p.len < p.field_len)) unknown("a set key that is a prefix");
       if (!p.fields.empty()) unknown("a set key of several fields loaded at once");
       if (p.bits || p.shift) unknown("a set key of a bit field above its lowest bit");
+      if (p.len == 0) unknown("a set key of a map's values of unknown width");
     }
     return parts;
   }
@@ -926,7 +932,11 @@ class Decoder {
       // nat's `addr . port` (netlink_delinearize.c is_nat_proto_map).
       case kNatConcat4: v.len = 8; break;
       case kNatConcat6: v.len = 20; break;
-      default: unknown("a map expression of data type " + std::to_string(set.data_type));
+      default:
+        // A named map prints by its name, whatever its values are; their
+        // width is then not known, which a key or a compare would need.
+        if (!data.is_string() || set.data_type >= 64) unknown("a map expression of data type " + std::to_string(set.data_type));
+        v.len = 0;
     }
     v.order = set.data_type == kMark ? Order::Host : Order::Big;
     return v;
