@@ -63,6 +63,9 @@ struct Value {
   // picks the field's bits out (then `bits` is cleared and `expr` named).
   const struct BitField* bits = nullptr;
   uint32_t shift = 0;        // a bit field's lowest bit: its values are stored shifted
+  // A host-endian value turned to network order (byteorder hton), as nft
+  // does for a key of a set: the expression prints as itself.
+  bool swapped = false;
 };
 
 // ------------------------------------------------------------------ values
@@ -310,6 +313,7 @@ class Decoder {
     if (name == "limit") return emit(limit(tb));
     if (name == "log") return log(tb);
     if (name == "objref") return objref(tb);
+    if (name == "byteorder") return byteorder(tb);
     unknown("expression \"" + std::string(name) + "\"");
   }
 
@@ -336,6 +340,7 @@ class Decoder {
     const Value& v = reg(be32(a));
     if (v.kind == Value::kNone) unknown("a register read before it was written");
     if (v.bits) unknown("a raw payload expression (bits of " + std::string(v.bits->protocol) + " without their mask)");
+    if (v.swapped) unknown("a value in network byte order used outside a set key");
     return v;
   }
   void write(const nlattr* a, Value v) { reg(be32(a)) = std::move(v); }
@@ -532,6 +537,23 @@ class Decoder {
     v.bytes = std::string(data_value(tb[NFTA_IMMEDIATE_DATA]));
     v.len = static_cast<uint32_t>(v.bytes.size());
     write(tb[NFTA_IMMEDIATE_DREG], std::move(v));
+  }
+
+  // netlink_delinearize.c netlink_parse_byteorder: a unary conversion nft
+  // prints as its operand. Only as a key of a named set or map: the
+  // elements of an anonymous one would need the value's swapped byte order.
+  void byteorder(const AttrTable& tb) {
+    const Value& src = reg(be32(tb[NFTA_BYTEORDER_SREG]));
+    if (src.kind != Value::kExpr || src.bits || src.swapped || !src.fields.empty() || !src.mask.empty() || src.shift) {
+      unknown("a byte order conversion of a computed value");
+    }
+    if (be32(tb[NFTA_BYTEORDER_OP]) != NFT_BYTEORDER_HTON || src.order != Order::Host ||
+        be32(tb[NFTA_BYTEORDER_LEN]) != src.len || be32(tb[NFTA_BYTEORDER_SIZE]) != src.len) {
+      unknown("a byte order conversion other than one host value to network order");
+    }
+    Value v = src;
+    v.swapped = true;
+    write(tb[NFTA_BYTEORDER_DREG], std::move(v));
   }
 
   // `e & m`, `e | x`, `e ^ x`: nft's own reading of a mask-and-xor
@@ -896,7 +918,12 @@ class Decoder {
   }
 
   json set_ref(std::string_view name, const SetShape& set, const std::vector<Value>& parts) {
-    if (set.flags & NFT_SET_ANONYMOUS) return elements(set, parts);
+    if (set.flags & NFT_SET_ANONYMOUS) {
+      for (const Value& p : parts) {
+        if (p.swapped) unknown("an anonymous set keyed by a value in network byte order");
+      }
+      return elements(set, parts);
+    }
     return "@" + std::string(name);
   }
 

@@ -167,7 +167,7 @@ TEST(NftTextCorpus, PrintedTextIsNftsOwnAndCoverageHolds) {
   // A ratchet, not the goal (100%): raise it as the printer learns statements.
   EXPECT_GE(printed * 100, rules * 98) << report;
   // The same for the live decoder (collectors/netfilter/nft_native.cpp).
-  EXPECT_GE(live_printed * 100, rules * 86) << report;
+  EXPECT_GE(live_printed * 100, rules * 87) << report;
 }
 
 }  // namespace
