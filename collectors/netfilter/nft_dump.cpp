@@ -309,6 +309,7 @@ int dump_sets(NlSocket& sock, Attempt& a, const std::map<std::pair<uint8_t, std:
     info.shape.key_types = info.key_types;
     info.shape.data_type = info.data_type;
     info.shape.flags = flags;
+    if (nftnl_set_is_set(s.get(), NFTNL_SET_OBJ_TYPE)) info.shape.obj_type = nftnl_set_get_u32(s.get(), NFTNL_SET_OBJ_TYPE);
     a.sets.push_back(std::move(info));
     return MNL_CB_OK;
   });
@@ -431,8 +432,9 @@ RawSetElement raw_element(nftnl_set_elem* e, uint32_t flags) {
     if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_CHAIN)) raw.chain = nftnl_set_elem_get_str(e, NFTNL_SET_ELEM_CHAIN);
   }
   raw.comment = element_comment(e);  // nft's other element userdata (interval flags) prints nothing
+  if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_OBJREF)) raw.objref = nftnl_set_elem_get_str(e, NFTNL_SET_ELEM_OBJREF);
   raw.has_extra = nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_TIMEOUT) || nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPIRATION) ||
-                  nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPR) || nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_OBJREF);
+                  nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPR);
   return raw;
 }
 

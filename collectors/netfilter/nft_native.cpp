@@ -37,6 +37,9 @@ enum Datatype : uint32_t {
 
 enum class Order : uint8_t { Big, Host };
 
+// A concatenation's datatype id: its fields' ids, 6 bits each (datatype.c concat_subtype_id).
+constexpr uint32_t kNatConcat4 = kIpaddr << 6 | kInetService, kNatConcat6 = kIp6addr << 6 | kInetService;
+
 // What a register holds: an expression loaded from the packet or its
 // metadata (with how its values print), or a literal value.
 struct Value {
@@ -56,6 +59,13 @@ struct Value {
   // One load of adjacent fields, as nft merges `udp sport 1 udp dport 2`
   // into one 4-byte compare: nft prints a match per field again.
   std::vector<const struct Field*> fields;
+  // A load of the bytes that hold a bit field, waiting for the AND that
+  // picks the field's bits out (then `bits` is cleared and `expr` named).
+  const struct BitField* bits = nullptr;
+  uint32_t shift = 0;        // a bit field's lowest bit: its values are stored shifted
+  // A host-endian value turned to network order (byteorder hton), as nft
+  // does for a key of a set: the expression prints as itself.
+  bool swapped = false;
 };
 
 // ------------------------------------------------------------------ values
@@ -238,6 +248,23 @@ constexpr Field kFields[] = {
     {"icmpv6", 0, 1, "type", kIcmp6Type}, {"icmpv6", 2, 2, "checksum", kInteger},
     {"ether", 0, 6, "daddr", kEtheraddr}, {"ether", 6, 6, "saddr", kEtheraddr}, {"ether", 12, 2, "type", kEthertype},
     {"th", 0, 2, "sport", kInetService}, {"th", 2, 2, "dport", kInetService},
+    {"vlan", 2, 2, "type", kEthertype},
+};
+
+// Bit fields of the headers nft names (proto.c): a load of whole bytes, then
+// an AND with the field's mask (netlink_delinearize.c binop_postprocess).
+struct BitField {
+  const char* protocol;
+  uint32_t offset, len;  // the bytes loaded
+  std::string_view mask;
+  uint32_t shift;
+  const char* name;
+  uint32_t type;
+};
+constexpr BitField kBitFields[] = {
+    {"vlan", 0, 2, "\x0f\xff", 0, "id", kInteger}, {"vlan", 0, 1, "\xe0", 5, "pcp", kInteger},
+    {"ip", 0, 1, "\xf0", 4, "version", kInteger},  {"ip", 0, 1, "\x0f", 0, "hdrlength", kInteger},
+    {"ip6", 0, 1, "\xf0", 4, "version", kInteger},
 };
 
 const char* transport_name(uint8_t proto) {
@@ -283,6 +310,10 @@ class Decoder {
     if (name == "reject") return reject(tb);
     if (name == "dynset") return dynset(tb);
     if (name == "notrack") return emit({{"notrack", nullptr}});
+    if (name == "limit") return emit(limit(tb));
+    if (name == "log") return log(tb);
+    if (name == "objref") return objref(tb);
+    if (name == "byteorder") return byteorder(tb);
     unknown("expression \"" + std::string(name) + "\"");
   }
 
@@ -308,6 +339,8 @@ class Decoder {
   const Value& read(const nlattr* a) {
     const Value& v = reg(be32(a));
     if (v.kind == Value::kNone) unknown("a register read before it was written");
+    if (v.bits) unknown("a raw payload expression (bits of " + std::string(v.bits->protocol) + " without their mask)");
+    if (v.swapped) unknown("a value in network byte order used outside a set key");
     return v;
   }
   void write(const nlattr* a, Value v) { reg(be32(a)) = std::move(v); }
@@ -320,12 +353,16 @@ class Decoder {
   // ---------------------------------------------------------- loads
   void payload(const AttrTable& tb) {
     if (tb[NFTA_PAYLOAD_SREG]) unknown("a payload write");
-    const uint32_t base = be32(tb[NFTA_PAYLOAD_BASE]), offset = be32(tb[NFTA_PAYLOAD_OFFSET]);
+    const uint32_t base = be32(tb[NFTA_PAYLOAD_BASE]);
+    uint32_t offset = be32(tb[NFTA_PAYLOAD_OFFSET]);
     const uint32_t len = be32(tb[NFTA_PAYLOAD_LEN]);
     const char* protocol = nullptr;
     int dependency = -1;
     switch (base) {
-      case NFT_PAYLOAD_LL_HEADER: protocol = link_; break;
+      case NFT_PAYLOAD_LL_HEADER:
+        protocol = link_;
+        dependency = link_dependency_;
+        break;
       case NFT_PAYLOAD_NETWORK_HEADER:
         protocol = network_;
         dependency = network_dependency_;
@@ -339,6 +376,10 @@ class Decoder {
     // Without a protocol, a transport port is nft's `th sport` / `th dport`.
     if (protocol == nullptr && base == NFT_PAYLOAD_TRANSPORT_HEADER) protocol = "th", dependency = -1;
     if (protocol == nullptr) unknown("a raw payload expression (no protocol known for its header)");
+    // After `ether type vlan` the bytes past the ether header are the vlan header's (proto.c proto_vlan).
+    if (base == NFT_PAYLOAD_LL_HEADER && vlan_dependency_ >= 0 && offset >= 14 && offset < 18) {
+      protocol = "vlan", offset -= 14, dependency = vlan_dependency_;
+    }
     for (const Field& f : kFields) {
       if (std::string_view(f.protocol) != protocol || f.offset != offset) continue;
       if (f.len != len && !(f.address && len < f.len)) continue;
@@ -348,6 +389,15 @@ class Decoder {
       v.type = f.type;
       v.len = len;
       v.field_len = f.len;
+      v.dependency = dependency;
+      return write(tb[NFTA_PAYLOAD_DREG], std::move(v));
+    }
+    for (const BitField& f : kBitFields) {
+      if (std::string_view(f.protocol) != protocol || f.offset != offset || f.len != len) continue;
+      Value v;
+      v.kind = Value::kExpr;
+      v.bits = &f;
+      v.len = len;
       v.dependency = dependency;
       return write(tb[NFTA_PAYLOAD_DREG], std::move(v));
     }
@@ -387,6 +437,8 @@ class Decoder {
         {NFT_META_NFTRACE, "nftrace", kInteger, 1, Order::Host},
         {NFT_META_IIF, "iif", kIfindex, 4, Order::Host},      {NFT_META_OIF, "oif", kIfindex, 4, Order::Host},
         {NFT_META_IIFTYPE, "iiftype", kArphrd, 2, Order::Host}, {NFT_META_OIFTYPE, "oiftype", kArphrd, 2, Order::Host},
+        // A tc class id ("1:2", datatype.c classid_type): its values are not printed here.
+        {NFT_META_PRIORITY, "priority", kInvalid, 4, Order::Host},
     };
     for (const Key& k : kKeys) {
       if (k.key != key) continue;
@@ -415,6 +467,9 @@ class Decoder {
       case NFT_CT_STATUS: name = "status", type = kCtStatus; break;
       case NFT_CT_MARK: name = "mark", type = kMark; break;
       case NFT_CT_DIRECTION: name = "direction", type = kCtDir, len = 1; break;
+      // Counters of the connection: host-endian 64-bit integers (ct.c ct_templates).
+      case NFT_CT_PKTS: name = "packets", type = kInteger, len = 8; break;
+      case NFT_CT_BYTES: name = "bytes", type = kInteger, len = 8; break;
       default: unknown("ct key " + std::to_string(key));
     }
     if (tb[NFTA_CT_SREG]) {
@@ -484,13 +539,32 @@ class Decoder {
     write(tb[NFTA_IMMEDIATE_DREG], std::move(v));
   }
 
+  // netlink_delinearize.c netlink_parse_byteorder: a unary conversion nft
+  // prints as its operand. Only as a key of a named set or map: the
+  // elements of an anonymous one would need the value's swapped byte order.
+  void byteorder(const AttrTable& tb) {
+    const Value& src = reg(be32(tb[NFTA_BYTEORDER_SREG]));
+    if (src.kind != Value::kExpr || src.bits || src.swapped || !src.fields.empty() || !src.mask.empty() || src.shift) {
+      unknown("a byte order conversion of a computed value");
+    }
+    if (be32(tb[NFTA_BYTEORDER_OP]) != NFT_BYTEORDER_HTON || src.order != Order::Host ||
+        be32(tb[NFTA_BYTEORDER_LEN]) != src.len || be32(tb[NFTA_BYTEORDER_SIZE]) != src.len) {
+      unknown("a byte order conversion other than one host value to network order");
+    }
+    Value v = src;
+    v.swapped = true;
+    write(tb[NFTA_BYTEORDER_DREG], std::move(v));
+  }
+
   // `e & m`, `e | x`, `e ^ x`: nft's own reading of a mask-and-xor
   // (netlink_delinearize.c binop_postprocess).
   void bitwise(const AttrTable& tb) {
     if (tb[NFTA_BITWISE_OP] && be32(tb[NFTA_BITWISE_OP]) != NFT_BITWISE_BOOL) unknown("a bitwise shift");
-    const Value src = read(tb[NFTA_BITWISE_SREG]);
+    const Value src = reg(be32(tb[NFTA_BITWISE_SREG]));
     if (src.kind != Value::kExpr || !src.fields.empty()) unknown("a bitwise operation on a constant or on several fields");
     const std::string mask(data_value(tb[NFTA_BITWISE_MASK])), x(data_value(tb[NFTA_BITWISE_XOR]));
+    if (src.bits) return write(tb[NFTA_BITWISE_DREG], bit_field(src, mask, x));
+    if (src.shift) unknown("a bitwise operation on a bit field");
     const bool xor_zero = std::all_of(x.begin(), x.end(), [](char c) { return c == 0; });
     const bool mask_ones = std::all_of(mask.begin(), mask.end(), [](char c) { return static_cast<uint8_t>(c) == 0xff; });
     Value v = src;
@@ -510,6 +584,19 @@ class Decoder {
     write(tb[NFTA_BITWISE_DREG], std::move(v));
   }
 
+  // The bytes of a bit field and the AND that keeps only its bits: the field.
+  static Value bit_field(const Value& src, std::string_view mask, std::string_view x) {
+    const BitField& f = *src.bits;
+    const bool xor_zero = std::all_of(x.begin(), x.end(), [](char c) { return c == 0; });
+    if (mask != f.mask || !xor_zero) unknown("a raw payload expression (bits of " + std::string(f.protocol) + ")");
+    Value v = src;
+    v.bits = nullptr;
+    v.expr = {{"payload", {{"protocol", f.protocol}, {"field", f.name}}}};
+    v.type = f.type;
+    v.shift = f.shift;
+    return v;
+  }
+
   // The operand of a binary operation prints as its expression's type,
   // except that an address mask is not an address.
   static uint32_t int_type(const Value& v) { return v.type == kIpaddr || v.type == kIp6addr ? kInteger : v.type; }
@@ -522,6 +609,7 @@ class Decoder {
     if (l.kind != Value::kExpr) unknown("a comparison of a constant");
     const uint32_t op = be32(tb[NFTA_CMP_OP]);
     if (!l.fields.empty()) return compare_fields(l, op, data_value(tb[NFTA_CMP_DATA]));
+    if (l.shift) return compare_shifted(l, op, data_value(tb[NFTA_CMP_DATA]));
     static constexpr const char* kOps[] = {"==", "!=", "<", "<=", ">", ">="};
     if (op > NFT_CMP_GTE) unknown("cmp op " + std::to_string(op));
     const std::string data(data_value(tb[NFTA_CMP_DATA]));
@@ -569,6 +657,15 @@ class Decoder {
     used(l);
   }
 
+  // A bit field above its bytes' lowest bit: nft prints the value shifted down.
+  void compare_shifted(const Value& l, uint32_t op, std::string_view data) {
+    if (op != NFT_CMP_EQ && op != NFT_CMP_NEQ) unknown("an order comparison of a bit field");
+    const uint64_t raw = integer(data, Order::Big);
+    if (raw & ((uint64_t{1} << l.shift) - 1)) unknown("a bit field value outside its bits");
+    emit({{"match", {{"op", op == NFT_CMP_EQ ? "==" : "!="}, {"left", l.expr}, {"right", raw >> l.shift}}}});
+    used(l);
+  }
+
   static uint32_t prefix_length(const std::string& mask) {
     uint32_t len = 0;
     size_t i = 0;
@@ -595,12 +692,21 @@ class Decoder {
   void protocol_context(const Value& l, std::string_view data, int index) {
     const json& e = l.expr;
     // Bridge and netdev tables: `ether type ip` / `meta protocol ip` name the network header.
-    const bool ethertype = e == json{{"meta", {{"key", "protocol"}}}} ||
-                           e == json{{"payload", {{"protocol", "ether"}, {"field", "type"}}}};
+    const bool ether_type = e == json{{"payload", {{"protocol", "ether"}, {"field", "type"}}}};
+    const bool ethertype = ether_type || e == json{{"meta", {{"key", "protocol"}}}} ||
+                           e == json{{"payload", {{"protocol", "vlan"}, {"field", "type"}}}};
     if (ethertype && data.size() == 2) {
       const uint64_t type = integer(data, Order::Big);
+      if (ether_type && type == 0x8100) vlan_dependency_ = index;
       network_ = type == 0x0800 ? "ip" : type == 0x86dd ? "ip6" : nullptr;
       network_dependency_ = network_ ? index : -1;
+      return;
+    }
+    // Outside bridge tables, `meta iiftype ether` is what names the link
+    // header ether (proto.c proto_netdev/proto_inet: the hook gives none).
+    if (e == json{{"meta", {{"key", "iiftype"}}}} && integer(data, Order::Host) == 1) {
+      link_ = "ether";
+      link_dependency_ = index;
       return;
     }
     if (data.size() != 1) return;
@@ -633,7 +739,7 @@ class Decoder {
 
   void range(const AttrTable& tb) {
     const Value& l = read(tb[NFTA_RANGE_SREG]);
-    if (l.kind != Value::kExpr || !l.mask.empty() || !l.fields.empty()) unknown("a range on a computed value");
+    if (l.kind != Value::kExpr || !l.mask.empty() || !l.fields.empty() || l.shift) unknown("a range on a computed value");
     const std::string from(data_value(tb[NFTA_RANGE_FROM_DATA])), to(data_value(tb[NFTA_RANGE_TO_DATA]));
     const bool neq = be32(tb[NFTA_RANGE_OP]) == NFT_RANGE_NEQ;
     emit({{"match",
@@ -657,15 +763,31 @@ class Decoder {
     size_t s = slot(be32(sreg));
     const size_t fields = std::max<size_t>(set.key_types.size(), 1);
     for (size_t i = 0; i < fields; ++i) {
-      if (s >= regs_.size() || regs_[s].kind != Value::kExpr) unknown("a lookup key that is not loaded");
+      if (s >= regs_.size() || regs_[s].kind == Value::kNone) unknown("a lookup key that is not loaded");
       parts.push_back(regs_[s]);
+      if (parts.back().kind == Value::kLiteral) parts.back() = key_constant(parts.back(), set, i);
       s += (regs_[s].len + 3) / 4;
     }
     for (const Value& p : parts) {
       if (!p.mask.empty() || (p.field_len && p.len < p.field_len)) unknown("a set key that is a prefix");
       if (!p.fields.empty()) unknown("a set key of several fields loaded at once");
+      if (p.bits || p.shift) unknown("a set key of a bit field above its lowest bit");
+      if (p.len == 0) unknown("a set key of a map's values of unknown width");
     }
     return parts;
+  }
+
+  // A constant in a key (`add @s { ip saddr . 10002 }`): it prints as the
+  // set's key type at its place; an integer's byte order is not known here.
+  static Value key_constant(const Value& c, const SetShape& set, size_t i) {
+    if (i >= set.key_types.size() || set.key_types[i] == kInteger || set.key_types[i] == kInvalid) {
+      unknown("a constant in a set key of no known type");
+    }
+    Value v = c;
+    v.kind = Value::kExpr;
+    v.type = set.key_types[i];
+    v.expr = value(v.type, Order::Big, c.bytes);
+    return v;
   }
 
   static json key_expr(const std::vector<Value>& parts) {
@@ -741,16 +863,34 @@ class Decoder {
       }
       // An element's comment: nft -j wraps the element ("elem").
       if (!e.comment.empty()) key = {{"elem", {{"val", key}, {"comment", e.comment}}}};
-      if (!is_map) {
+      if (set.flags & NFT_SET_OBJECT) {
+        if (e.objref.empty()) unknown("an object map element without an object");
+        out.push_back(json::array({key, e.objref}));
+      } else if (!e.objref.empty()) {
+        unknown("a set element with an object");
+      } else if (!is_map) {
         out.push_back(key);
       } else if (e.has_verdict) {
         out.push_back(json::array({key, verdict(e.verdict, e.chain)}));
       } else {
         if (set.data_type == NFT_DATA_VERDICT) unknown("a verdict map element without a verdict");
-        out.push_back(json::array({key, value(set.data_type, Order::Big, e.data)}));
+        out.push_back(json::array({key, map_data(set.data_type, e.data)}));
       }
     }
     return {{"set", out}};
+  }
+
+  // A map element's value: one of the data type, or nat's address and port
+  // (each field of a concatenation padded to 4 bytes).
+  static json map_data(uint32_t type, std::string_view b) {
+    if (type == kNatConcat4 || type == kNatConcat6) {
+      const size_t alen = type == kNatConcat4 ? 4 : 16;
+      if (b.size() != alen + 4) unknown("a map value shorter than its fields");
+      return {{"concat", {value(type == kNatConcat4 ? kIpaddr : kIp6addr, Order::Big, b.substr(0, alen)),
+                          value(kInetService, Order::Big, b.substr(alen, 2))}}};
+    }
+    if (type == kInteger) unknown("a map value of integer type (its byte order is the set's typeof)");
+    return value(type, Order::Big, b);
   }
 
   json interval_value(const Value& p, const std::string& lo, const std::string& hi) {
@@ -778,7 +918,12 @@ class Decoder {
   }
 
   json set_ref(std::string_view name, const SetShape& set, const std::vector<Value>& parts) {
-    if (set.flags & NFT_SET_ANONYMOUS) return elements(set, parts);
+    if (set.flags & NFT_SET_ANONYMOUS) {
+      for (const Value& p : parts) {
+        if (p.swapped) unknown("an anonymous set keyed by a value in network byte order");
+      }
+      return elements(set, parts);
+    }
     return "@" + std::string(name);
   }
 
@@ -791,26 +936,156 @@ class Decoder {
     for (const Value& p : parts) used(p);
     if (tb[NFTA_LOOKUP_DREG]) {
       if (be32(tb[NFTA_LOOKUP_DREG]) == NFT_REG_VERDICT) return emit({{"vmap", {{"key", key}, {"data", data}}}});
-      unknown("a map expression (lookup into a register)");
+      return write(tb[NFTA_LOOKUP_DREG], map_value(set, key, data));
     }
     const bool inverted = be32(tb[NFTA_LOOKUP_FLAGS]) & NFT_LOOKUP_F_INV;
     emit({{"match", {{"op", inverted ? "!=" : "=="}, {"left", key}, {"right", data}}}});
   }
 
-  void dynset(const AttrTable& tb) {
-    // A zero timeout is the set's own (nft sends it for `update @s { ip saddr }`) and is not printed.
-    const bool timeout = tb[NFTA_DYNSET_TIMEOUT] && be64(tb[NFTA_DYNSET_TIMEOUT]) != 0;
-    if (tb[NFTA_DYNSET_SREG_DATA] || timeout || tb[NFTA_DYNSET_EXPR] || tb[NFTA_DYNSET_EXPRESSIONS]) {
-      unknown("a set statement with a value, timeout or statements");
+  // A map expression (netlink_delinearize.c netlink_parse_lookup with a
+  // dreg): the value a key maps to, typed by the map's data. Only data of
+  // one known type of a fixed width; a concatenation (nat's `addr . port`)
+  // or an integer (whose byte order the set's typeof would tell) is unknown.
+  static Value map_value(const SetShape& set, const json& key, const json& data) {
+    Value v;
+    v.kind = Value::kExpr;
+    v.expr = {{"map", {{"key", key}, {"data", data}}}};
+    v.type = set.data_type;
+    switch (set.data_type) {
+      case kIpaddr: case kMark: v.len = 4; break;
+      case kIp6addr: v.len = 16; break;
+      case kInetService: v.len = 2; break;
+      case kEtheraddr: v.len = 6; break;
+      // nat's `addr . port` (netlink_delinearize.c is_nat_proto_map).
+      case kNatConcat4: v.len = 8; break;
+      case kNatConcat6: v.len = 20; break;
+      default:
+        // A named map prints by its name, whatever its values are; their
+        // width is then not known, which a key or a compare would need.
+        if (!data.is_string() || set.data_type >= 64) unknown("a map expression of data type " + std::to_string(set.data_type));
+        v.len = 0;
     }
+    v.order = set.data_type == kMark ? Order::Host : Order::Big;
+    return v;
+  }
+
+  void dynset(const AttrTable& tb) {
+    if (tb[NFTA_DYNSET_SREG_DATA]) unknown("a set statement with a value");
+    // A zero timeout is the set's own (nft sends it for `update @s { ip saddr }`) and is not printed.
+    const uint64_t timeout_ms = be64(tb[NFTA_DYNSET_TIMEOUT]);
+    // nft -j prints whole seconds (json.c time_type_json); the text would show the milliseconds.
+    if (timeout_ms % 1000 != 0) unknown("a set statement timeout of milliseconds");
     const std::string_view name = str(tb[NFTA_DYNSET_SET_NAME]);
     const SetShape& set = set_named(name);
     const std::vector<Value> parts = key_of(tb[NFTA_DYNSET_SREG_KEY], set);
     const uint32_t op = be32(tb[NFTA_DYNSET_OP]);
     static constexpr const char* kOps[] = {"add", "update", "delete"};
     if (op > NFT_DYNSET_OP_DELETE) unknown("dynset op " + std::to_string(op));
+    json elem = key_expr(parts);
+    if (timeout_ms != 0) elem = {{"elem", {{"val", elem}, {"timeout", timeout_ms / 1000}}}};
+    json body = {{"op", kOps[op]}, {"elem", elem}, {"set", "@" + std::string(name)}};
+    // The statements each element gets (netlink_parse_dynset: one in
+    // NFTA_DYNSET_EXPR, several in NFTA_DYNSET_EXPRESSIONS); nft -j prints
+    // them stateless.
+    json stmts = json::array();
+    if (tb[NFTA_DYNSET_EXPR]) {
+      const AttrTable et = parse_nested(tb[NFTA_DYNSET_EXPR]);
+      stmts.push_back(element_statement(str(et[NFTA_EXPR_NAME]), parse_nested(et[NFTA_EXPR_DATA])));
+    }
+    for_each_expression(tb[NFTA_DYNSET_EXPRESSIONS], [&](std::string_view n, const AttrTable& t) {
+      stmts.push_back(element_statement(n, t));
+    });
+    if (!stmts.empty()) body["stmt"] = stmts;
     for (const Value& p : parts) used(p);
-    emit({{"set", {{"op", kOps[op]}, {"elem", key_expr(parts)}, {"set", "@" + std::string(name)}}}});
+    emit({{"set", body}});
+  }
+
+  // A named object's use (netlink_delinearize.c netlink_parse_objref): by
+  // name, or by a map from a key to names.
+  void objref(const AttrTable& tb) {
+    if (tb[NFTA_OBJREF_IMM_TYPE]) {
+      return emit({{object_kind(be32(tb[NFTA_OBJREF_IMM_TYPE])), std::string(str(tb[NFTA_OBJREF_IMM_NAME]))}});
+    }
+    const std::string_view name = str(tb[NFTA_OBJREF_SET_NAME]);
+    const SetShape& set = set_named(name);
+    if (!(set.flags & NFT_SET_OBJECT)) unknown("an object reference through a set that is not an object map");
+    const std::vector<Value> parts = key_of(tb[NFTA_OBJREF_SET_SREG], set);
+    const json data = set_ref(name, set, parts);
+    for (const Value& p : parts) used(p);
+    emit({{object_kind(set.obj_type), {{"map", {{"key", key_expr(parts)}, {"data", data}}}}}});
+  }
+
+  // json.c names the statement by the object's type (obj_type_name).
+  static const char* object_kind(uint32_t type) {
+    switch (type) {
+      case NFT_OBJECT_COUNTER: return "counter";
+      case NFT_OBJECT_QUOTA: return "quota";
+      case NFT_OBJECT_CT_HELPER: return "ct helper";
+      case NFT_OBJECT_LIMIT: return "limit";
+      case NFT_OBJECT_CT_TIMEOUT: return "ct timeout";
+      case NFT_OBJECT_SECMARK: return "secmark";
+      case NFT_OBJECT_CT_EXPECT: return "ct expectation";
+      case NFT_OBJECT_SYNPROXY: return "synproxy";
+      default: unknown("an object of type " + std::to_string(type));
+    }
+  }
+
+  // A statement a set statement attaches to its element, as nft -j prints
+  // it there (stateless: a counter without its numbers).
+  static json element_statement(std::string_view name, const AttrTable& tb) {
+    if (name == "counter") return {{"counter", nullptr}};
+    if (name == "limit") return limit(tb);
+    unknown("a set statement with a \"" + std::string(name) + "\" statement");
+  }
+
+  // json.c limit_stmt_json: rate, burst and unit as the kernel holds them.
+  static json limit(const AttrTable& tb) {
+    if (be32(tb[NFTA_LIMIT_TYPE]) != NFT_LIMIT_PKTS) unknown("a limit of bytes");
+    const char* per = nullptr;
+    switch (be64(tb[NFTA_LIMIT_UNIT])) {
+      case 1: per = "second"; break;
+      case 60: per = "minute"; break;
+      case 3600: per = "hour"; break;
+      case 86400: per = "day"; break;
+      case 604800: per = "week"; break;
+      default: unknown("a limit per " + std::to_string(be64(tb[NFTA_LIMIT_UNIT])) + " seconds");
+    }
+    const uint32_t f = be32(tb[NFTA_LIMIT_FLAGS]);
+    if (f & ~static_cast<uint32_t>(NFT_LIMIT_F_INV)) unknown("limit flags " + std::to_string(f));
+    json body = {{"rate", be64(tb[NFTA_LIMIT_RATE])}, {"burst", be32(tb[NFTA_LIMIT_BURST])}, {"per", per}};
+    if (f & NFT_LIMIT_F_INV) body["inv"] = true;
+    return {{"limit", body}};
+  }
+
+  // json.c log_stmt_json: what the kernel dumps of a log expression, the
+  // default level (warn) left out.
+  void log(const AttrTable& tb) {
+    json body = json::object();
+    if (tb[NFTA_LOG_PREFIX]) body["prefix"] = std::string(str(tb[NFTA_LOG_PREFIX]));
+    if (tb[NFTA_LOG_GROUP]) body["group"] = ntohs(mnl_attr_get_u16(tb[NFTA_LOG_GROUP]));
+    if (tb[NFTA_LOG_SNAPLEN]) body["snaplen"] = be32(tb[NFTA_LOG_SNAPLEN]);
+    if (tb[NFTA_LOG_QTHRESHOLD]) body["queue-threshold"] = ntohs(mnl_attr_get_u16(tb[NFTA_LOG_QTHRESHOLD]));
+    if (tb[NFTA_LOG_LEVEL]) {
+      static constexpr const char* kLevels[] = {"emerg", "alert", "crit", "err", "warn", "notice", "info", "debug", "audit"};
+      const uint32_t level = be32(tb[NFTA_LOG_LEVEL]);
+      if (level > 8) unknown("log level " + std::to_string(level));
+      if (level != 4) body["level"] = kLevels[level];
+    }
+    const uint32_t f = be32(tb[NFTA_LOG_FLAGS]);
+    if (f != 0) {
+      if (f & ~0x2fu) unknown("log flags " + std::to_string(f));
+      json names = json::array();
+      if (f == 0x2f) {
+        names.push_back("all");
+      } else {
+        for (const auto& [bit, n] : std::initializer_list<std::pair<uint32_t, const char*>>{
+                 {0x01, "tcp sequence"}, {0x02, "tcp options"}, {0x04, "ip options"}, {0x08, "skuid"}, {0x20, "ether"}}) {
+          if (f & bit) names.push_back(n);
+        }
+      }
+      body["flags"] = names.size() == 1 ? names[0] : names;
+    }
+    emit({{"log", body.empty() ? json(nullptr) : body}});
   }
 
   // ---------------------------------------------------------- actions
@@ -819,6 +1094,8 @@ class Decoder {
   json operand(const Value& v, uint32_t type, Order order) {
     if (v.kind == Value::kLiteral) return value(type, order, v.bytes);
     if (!v.fields.empty()) unknown("a value of several fields loaded at once");
+    if (v.shift) unknown("a value of a bit field above its lowest bit");
+    if (v.type == kNatConcat4 || v.type == kNatConcat6) unknown("a value of a nat map of address and port");
     return v.expr;
   }
 
@@ -838,11 +1115,35 @@ class Decoder {
     const uint32_t addr_type = nat_family == NFPROTO_IPV6 ? kIp6addr : kIpaddr;
     json body = json::object();
     if (family_ == NFPROTO_INET) body["family"] = nat_family == NFPROTO_IPV6 ? "ip6" : "ip";
-    if (tb[NFTA_NAT_REG_ADDR_MIN]) body["addr"] = nat_range(tb[NFTA_NAT_REG_ADDR_MIN], tb[NFTA_NAT_REG_ADDR_MAX], addr_type);
-    if (tb[NFTA_NAT_REG_PROTO_MIN]) body["port"] = nat_range(tb[NFTA_NAT_REG_PROTO_MIN], tb[NFTA_NAT_REG_PROTO_MAX], kInetService);
+    if (!nat_concat(tb, nat_family, body)) {  // else the map gives both address and port
+      if (tb[NFTA_NAT_REG_ADDR_MIN]) body["addr"] = nat_range(tb[NFTA_NAT_REG_ADDR_MIN], tb[NFTA_NAT_REG_ADDR_MAX], addr_type);
+      if (tb[NFTA_NAT_REG_PROTO_MIN]) body["port"] = nat_range(tb[NFTA_NAT_REG_PROTO_MIN], tb[NFTA_NAT_REG_PROTO_MAX], kInetService);
+    }
     const uint32_t f = be32(tb[NFTA_NAT_FLAGS]) & ~(NF_NAT_RANGE_MAP_IPS | NF_NAT_RANGE_PROTO_SPECIFIED);
     if (f) body["flags"] = nat_flags(f);
     emit({{dnat ? "dnat" : "snat", body}});
+  }
+
+  // `dnat ip to ip saddr map { a : b . port }`: one map gives the address
+  // and, in the register after it, the port (netlink_delinearize.c
+  // netlink_parse_nat, is_nat_proto_map); nft then names the family in any table.
+  bool nat_concat(const AttrTable& tb, uint32_t nat_family, json& body) {
+    if (!tb[NFTA_NAT_REG_ADDR_MIN]) return false;
+    const Value& a = reg(be32(tb[NFTA_NAT_REG_ADDR_MIN]));
+    const uint32_t want = nat_family == NFPROTO_IPV6 ? kNatConcat6 : kNatConcat4;
+    if (a.kind != Value::kExpr || !a.expr.contains("map") || a.type != want) return false;
+    const uint32_t addr_min = be32(tb[NFTA_NAT_REG_ADDR_MIN]);
+    const size_t port_slot = slot(addr_min) + (nat_family == NFPROTO_IPV6 ? 4 : 1);
+    if (!tb[NFTA_NAT_REG_PROTO_MIN] || slot(be32(tb[NFTA_NAT_REG_PROTO_MIN])) != port_slot) {
+      unknown("a nat map of address and port read otherwise");
+    }
+    if ((tb[NFTA_NAT_REG_ADDR_MAX] && be32(tb[NFTA_NAT_REG_ADDR_MAX]) != addr_min) ||
+        (tb[NFTA_NAT_REG_PROTO_MAX] && be32(tb[NFTA_NAT_REG_PROTO_MAX]) != be32(tb[NFTA_NAT_REG_PROTO_MIN]))) {
+      unknown("a nat map of address and port ranges");
+    }
+    body["family"] = nat_family == NFPROTO_IPV6 ? "ip6" : "ip";
+    body["addr"] = a.expr;
+    return true;
   }
 
   json nat_range(const nlattr* min, const nlattr* max, uint32_t type) {
@@ -852,6 +1153,8 @@ class Decoder {
       if (lo.kind != Value::kLiteral || hi.kind != Value::kLiteral) unknown("a nat range of expressions");
       if (lo.bytes != hi.bytes) return {{"range", {value(type, Order::Big, lo.bytes), value(type, Order::Big, hi.bytes)}}};
     }
+    // `snat to ip saddr map { ... }`: an address map of the nat's own family.
+    if (lo.kind == Value::kExpr && lo.expr.contains("map") && lo.type == type) return lo.expr;
     if (lo.kind != Value::kLiteral) unknown("a nat address from an expression");
     return value(type, Order::Big, lo.bytes);
   }
@@ -907,7 +1210,7 @@ class Decoder {
   const char* link_ = nullptr;
   const char* network_ = nullptr;
   const char* transport_ = nullptr;
-  int network_dependency_ = -1, transport_dependency_ = -1, transport_network_dependency_ = -1;
+  int link_dependency_ = -1, vlan_dependency_ = -1, network_dependency_ = -1, transport_dependency_ = -1, transport_network_dependency_ = -1;
   std::array<Value, 20> regs_{};
   std::vector<json> statements_;
   std::vector<bool> removed_;

@@ -34,6 +34,7 @@ struct RawSetElement {
   std::string chain;
   uint32_t flags = 0;               // NFT_SET_ELEM_*
   std::string comment;
+  std::string objref;               // an object map's value: the object's name
   bool has_extra = false;           // timeout, expiration, expressions: not read back yet
 };
 
@@ -42,6 +43,7 @@ struct SetShape {
   std::vector<uint32_t> key_types;  // nft datatype ids of the key's fields
   uint32_t data_type = 0;           // map value datatype (NFT_DATA_VERDICT for a vmap)
   uint32_t flags = 0;               // NFT_SET_*
+  uint32_t obj_type = 0;            // an object map's NFT_OBJECT_*
   bool elements_read = false;
   std::vector<RawSetElement> elements;  // anonymous sets only: nft prints them in the rule
 };
