@@ -1,0 +1,174 @@
+#include "collectors/netfilter/nft_values.h"
+
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <netdb.h>
+#include <sys/socket.h>
+
+#include <cstdio>
+#include <cstring>
+
+namespace dpscope::netfilter::nftval {
+
+using nlohmann::json;
+
+
+uint64_t integer(std::string_view b, Order order) {
+  uint64_t v = 0;
+  if (order == Order::Big || b.size() > 8) {
+    if (b.size() > 8) unknown("an integer wider than 64 bits");
+    for (unsigned char c : b) v = (v << 8) | c;
+    return v;
+  }
+  switch (b.size()) {
+    case 1: return static_cast<uint8_t>(b[0]);
+    case 2: { uint16_t x; std::memcpy(&x, b.data(), 2); return x; }
+    case 4: { uint32_t x; std::memcpy(&x, b.data(), 4); return x; }
+    case 8: std::memcpy(&v, b.data(), 8); return v;
+    default: unknown("a host-endian integer of " + std::to_string(b.size()) + " bytes");
+  }
+}
+
+namespace {
+
+std::string protocol_name(uint8_t p) {
+  // nft prints a protocol by getprotobynumber(3) (datatype.c inet_protocol_type_print): read once.
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v(256);
+    for (int i = 0; i < 256; ++i) {
+      struct protoent ent, *res = nullptr;
+      char buf[1024];
+      if (getprotobynumber_r(i, &ent, buf, sizeof buf, &res) == 0 && res != nullptr) v[i] = res->p_name;
+    }
+    return v;
+  }();
+  return names[p];
+}
+
+// A bitmask value as nft -j prints it: one name, or the names in bit order.
+json flags(uint64_t v, const std::vector<std::pair<uint64_t, const char*>>& names) {
+  json out = json::array();
+  for (const auto& [bit, name] : names) {
+    if (v & bit) {
+      out.push_back(name);
+      v &= ~bit;
+    }
+  }
+  if (v != 0 || out.empty()) unknown("a flag value nft names by number");
+  return out.size() == 1 ? out[0] : out;
+}
+
+}  // namespace
+
+json symbol(uint64_t v, const std::vector<std::pair<uint64_t, const char*>>& names, bool number_otherwise) {
+  for (const auto& [n, name] : names) {
+    if (n == v) return name;
+  }
+  if (number_otherwise) return v;
+  unknown("a value without a name (" + std::to_string(v) + ")");
+}
+
+namespace {
+
+json address(int af, std::string_view b) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  const size_t want = af == AF_INET ? 4 : 16;
+  if (b.size() != want || inet_ntop(af, b.data(), buf, sizeof buf) == nullptr) unknown("an address of a wrong size");
+  return std::string(buf);
+}
+
+}  // namespace
+
+json value(uint32_t type, Order order, std::string_view b) {
+  switch (type) {
+    case kIpaddr: return address(AF_INET, b);
+    case kIp6addr: return address(AF_INET6, b);
+    case kInetService: return integer(b, Order::Big);
+    case kInteger: return integer(b, order);
+    case kMark: return integer(b, Order::Host);
+    case kInetProto: {
+      if (b.size() != 1) unknown("a protocol of a wrong size");
+      const std::string name = protocol_name(static_cast<uint8_t>(b[0]));
+      if (name.empty()) return static_cast<uint8_t>(b[0]);
+      return name;
+    }
+    case kNfproto: return symbol(integer(b, Order::Host), {{NFPROTO_IPV4, "ipv4"}, {NFPROTO_IPV6, "ipv6"}});
+    case kEthertype:
+      return symbol(integer(b, Order::Big), {{0x0800, "ip"}, {0x0806, "arp"}, {0x86dd, "ip6"}, {0x8100, "vlan"},
+                                              {0x88a8, "8021ad"}});
+    case kIfname:
+    case kString: {
+      const size_t nul = b.find('\0');
+      // A name compared short of its NUL is a prefix: nft prints "eth*".
+      if (nul == std::string_view::npos) return std::string(b) + "*";
+      return std::string(b.substr(0, nul));
+    }
+    case kIfindex: {
+      // nft names the interface as the namespace has it now (datatype.c ifindex_type_print).
+      const uint64_t index = integer(b, Order::Host);
+      char name[IF_NAMESIZE] = {};
+      if (index != 0 && if_indextoname(static_cast<unsigned>(index), name) != nullptr) return std::string(name);
+      return index;
+    }
+    case kArphrd:
+      return symbol(integer(b, Order::Host), {{1, "ether"}, {512, "ppp"}, {768, "ipip"}, {769, "ipip6"},
+                                              {772, "loopback"}, {776, "sit"}, {778, "ipgre"}});
+    case kEtheraddr: {
+      if (b.size() != 6) unknown("an ether address of a wrong size");
+      char buf[18];
+      const auto* p = reinterpret_cast<const uint8_t*>(b.data());
+      std::snprintf(buf, sizeof buf, "%02x:%02x:%02x:%02x:%02x:%02x", p[0], p[1], p[2], p[3], p[4], p[5]);
+      return std::string(buf);
+    }
+    case kCtState:
+      return flags(integer(b, Order::Host),
+                   {{1, "invalid"}, {2, "established"}, {4, "related"}, {8, "new"}, {64, "untracked"}});
+    case kCtStatus:
+      return flags(integer(b, Order::Host), {{1, "expected"}, {2, "seen-reply"}, {4, "assured"}, {8, "confirmed"},
+                                             {16, "snat"}, {32, "dnat"}, {512, "dying"}});
+    case kCtDir: return symbol(integer(b, Order::Host), {{0, "original"}, {1, "reply"}});
+    case kTcpFlag:
+      return flags(integer(b, Order::Big), {{1, "fin"}, {2, "syn"}, {4, "rst"}, {8, "psh"}, {16, "ack"}, {32, "urg"},
+                                            {64, "ecn"}, {128, "cwr"}});
+    case kFibAddr:
+      return symbol(integer(b, Order::Host), {{0, "unspec"}, {1, "unicast"}, {2, "local"}, {3, "broadcast"},
+                                              {4, "anycast"}, {5, "multicast"}, {6, "blackhole"}, {7, "unreachable"},
+                                              {8, "prohibit"}});
+    case kPkttype:
+      return symbol(integer(b, Order::Host), {{0, "host"}, {1, "broadcast"}, {2, "multicast"}, {3, "other"}});
+    case kIcmpType:
+      return symbol(integer(b, Order::Big),
+                    {{0, "echo-reply"}, {3, "destination-unreachable"}, {4, "source-quench"}, {5, "redirect"},
+                     {8, "echo-request"}, {9, "router-advertisement"}, {10, "router-solicitation"},
+                     {11, "time-exceeded"}, {12, "parameter-problem"}, {13, "timestamp-request"},
+                     {14, "timestamp-reply"}, {15, "info-request"}, {16, "info-reply"}, {17, "address-mask-request"},
+                     {18, "address-mask-reply"}},
+                    true);
+    case kIcmp6Type:
+      return symbol(integer(b, Order::Big),
+                    {{1, "destination-unreachable"}, {2, "packet-too-big"}, {3, "time-exceeded"},
+                     {4, "parameter-problem"}, {128, "echo-request"}, {129, "echo-reply"},
+                     {130, "mld-listener-query"}, {131, "mld-listener-report"}, {132, "mld-listener-done"},
+                     {133, "nd-router-solicit"}, {134, "nd-router-advert"}, {135, "nd-neighbor-solicit"},
+                     {136, "nd-neighbor-advert"}, {137, "nd-redirect"}, {138, "router-renumbering"},
+                     {141, "ind-neighbor-solicit"}, {142, "ind-neighbor-advert"}, {143, "mld2-listener-report"}},
+                    true);
+    default: unknown("a value of datatype " + std::to_string(type));
+  }
+}
+
+json verdict(int32_t code, const std::string& chain) {
+  switch (code) {
+    case NF_ACCEPT: return {{"accept", nullptr}};
+    case NF_DROP: return {{"drop", nullptr}};
+    case NFT_CONTINUE: return {{"continue", nullptr}};
+    case NFT_RETURN: return {{"return", nullptr}};
+    case NFT_JUMP: return {{"jump", {{"target", chain}}}};
+    case NFT_GOTO: return {{"goto", {{"target", chain}}}};
+    default: unknown("verdict " + std::to_string(code));
+  }
+}
+
+}  // namespace dpscope::netfilter::nftval
