@@ -10,8 +10,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <mutex>
-#include <optional>
 
 #include "collectors/netfilter/nft_values.h"
 #include "collectors/netfilter/nl_attr.h"
@@ -656,7 +654,7 @@ class Decoder {
 
   // An anonymous set's elements, in the order nft prints them.
   json elements(const SetShape& set, const std::vector<Value>& parts) {
-    if (!set.elements_read) unknown("its anonymous set's elements are read by snapshot --rules only");
+    if (!set.elements_read) unknown(kAnonymousElementsUnread);
     const bool interval = set.flags & NFT_SET_INTERVAL;
     const bool is_map = set.flags & NFT_SET_MAP;
     std::vector<const RawSetElement*> els;

@@ -58,6 +58,10 @@ struct NativeStatements {
   std::string unknown;  // what could not be read ("expression \"exthdr\""); "" when statements is whole
 };
 
+// Why a rule over an anonymous set has no text in a plain snapshot (its
+// elements are read with --rules only): the reason `raw` then names.
+inline constexpr const char* kAnonymousElementsUnread = "its anonymous set's elements are read by snapshot --rules only";
+
 // `family` is the table's NFPROTO_*.
 NativeStatements native_statements(const nlattr* expressions, uint8_t family, const TableSets& sets);
 

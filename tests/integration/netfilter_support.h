@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "collectors/netfilter/nft_native.h"
 #include "collectors/netfilter/xt.h"
 #include "model/json.h"
 #include "model/snapshot.h"
@@ -95,7 +96,7 @@ inline std::string rule_text(const model::Rule& r) {
 // inside the rule.
 inline bool text_needs_rules_flag(const model::Rule& r) {
   return r.undecoded && r.text.empty() &&
-         r.raw.rfind("text not printed (its anonymous set's elements are read by snapshot --rules only)", 0) == 0;
+         r.raw.rfind(std::string("text not printed (") + netfilter::kAnonymousElementsUnread + ")", 0) == 0;
 }
 
 // The rule record without its text, for a rule whose text one side left out by design.
