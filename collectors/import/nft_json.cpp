@@ -365,39 +365,6 @@ class NftParser {
     }
   }
 
-  // An element key or value as `nft list` prints it: "172.30.0.41 . tcp . 80".
-  std::string render(const json& v, int depth = 0) const {
-    if (depth > 16) fail("element nested too deeply");
-    if (v.is_string()) return v.get<std::string>();
-    if (v.is_number_integer() || v.is_number_unsigned()) return v.dump();
-    if (v.is_object() && v.size() == 1) {
-      const std::string& name = v.begin().key();
-      const json& arg = v.begin().value();
-      if (name == "concat" && arg.is_array()) {
-        std::string out;
-        for (const auto& part : arg) {
-          if (!out.empty()) out += " . ";
-          out += render(part, depth + 1);
-        }
-        return out;
-      }
-      if (name == "prefix" && arg.is_object()) return render(field(arg, "addr"), depth + 1) + "/" + render(field(arg, "len"), depth + 1);
-      if (name == "range" && arg.is_array() && arg.size() == 2) return render(arg[0], depth + 1) + "-" + render(arg[1], depth + 1);
-      if (name == "elem" && arg.is_object()) return render(field(arg, "val"), depth + 1);
-      if ((name == "goto" || name == "jump") && arg.is_object()) return name + " " + string_field(arg, "target");
-      if (arg.is_null()) return name;  // accept, drop, return, continue
-    }
-    return v.dump();
-  }
-
-  static std::string element_comment(const json& key) {
-    if (key.is_object() && key.contains("elem") && key["elem"].is_object()) {
-      const json& elem = key["elem"];
-      if (elem.contains("comment") && elem["comment"].is_string()) return elem["comment"].get<std::string>();
-    }
-    return "";
-  }
-
   void add_set(const json& body, bool is_map) {
     auto& t = table_of(body);
     // Sets of iptables-nft tables (ebtables among) are not part of the iptables view.
@@ -423,17 +390,21 @@ class NftParser {
       if (!it->is_array()) fail("\"elem\" must be an array");
       set.elements.reserve(it->size());
       for (const auto& e : *it) {
-        model::SetElement element;
-        if (is_map) {
-          if (!e.is_array() || e.size() != 2) fail("a map element must be a [key, value] pair");
-          element.key = render(e[0]);
-          element.value = render(e[1]);
-          element.comment = element_comment(e[0]);
-        } else {
-          element.key = render(e);
-          element.comment = element_comment(e);
+        if (is_map && (!e.is_array() || e.size() != 2)) fail("a map element must be a [key, value] pair");
+        NftElementText t = nft_set_element_text(e, set.key_type, set.data_type);
+        if (!t.unknown.empty() && set.elements_undecoded.empty()) set.elements_undecoded = t.unknown;
+        set.elements.push_back({std::move(t.key), std::move(t.value), std::move(t.comment), std::move(t.timeout)});
+      }
+      // One element the printer does not know leaves them all as nft -j gave them, the set marked.
+      if (!set.elements_undecoded.empty()) {
+        set.elements.clear();
+        for (const auto& e : *it) {
+          if (is_map) {
+            set.elements.push_back({e[0].dump(), e[1].dump(), "", ""});
+          } else {
+            set.elements.push_back({e.dump(), "", "", ""});
+          }
         }
-        set.elements.push_back(std::move(element));
       }
     }
     set.element_count = set.elements.size();

@@ -676,7 +676,80 @@ std::string statement(const json& s, const std::string& family, bool stateless) 
   unknown("statement \"" + kind + "\"");
 }
 
+// A set's declared datatype by nft's name of it (datatype.c and friends:
+// each type's basefmt and print): how its values print.
+Type datatype_type(const std::string& name) {
+  if (name.find(" . ") != std::string::npos) {
+    Type t;
+    for (size_t b = 0, e; b <= name.size(); b = e + 3) {
+      e = name.find(" . ", b);
+      if (e == std::string::npos) e = name.size();
+      t.parts.push_back(datatype_type(name.substr(b, e - b)));
+    }
+    return t;
+  }
+  if (name == kIntegerHex) return hex(0);
+  if (name == kIntegerDecimal) return kPlain;
+  if (name == "integer") unknown("an integer of a typeof set (nft -j does not say whether it prints in hex or decimal)");
+  if (name == "mark") return hex(8);
+  if (name == "ether_type") return hex(4);
+  if (name == "dscp") return hex(2);
+  if (name == "ecn") return hex(1);
+  if (name == "ct_state" || name == "ct_status" || name == "ct_event" || name == "tcp_flag") return bitmask();
+  if (name == "iface_index") return ifindex();
+  // Names (ifname, string) and the symbols nft quotes; an object map's
+  // values are its objects' names (netlink.c: string_type).
+  static const std::set<std::string> quoted_names = {
+      "ifname", "string", "devgroup", "realm", "day", "hour",
+      "counter", "quota", "ct helper", "limit", "ct timeout", "ct expectation", "synproxy", "secmark"};
+  if (quoted_names.count(name)) return quoted_type();
+  static const std::set<std::string> plain = {
+      "ipv4_addr", "ipv6_addr", "ether_addr", "inet_proto", "inet_service", "nf_proto", "icmp_type",
+      "icmpv6_type", "icmp_code", "icmpv6_code", "icmpx_code", "arp_op", "iface_type", "pkt_type", "ct_dir",
+      "fib_addrtype", "uid", "gid", "boolean", "igmp_type", "mh_type", "dccp_pkttype", "ll_addr"};
+  if (plain.count(name)) return kPlain;
+  unknown("a set of datatype \"" + name + "\"");
+}
+
 }  // namespace
+
+NftElementText nft_set_element_text(const json& element, const std::vector<std::string>& key_type,
+                                    const std::string& data_type) {
+  NftElementText out;
+  try {
+    const bool pair = element.is_array();
+    if (pair && element.size() != 2) unknown("a map element of an unknown shape");
+    const json& key = pair ? element[0] : element;
+    Type kt;
+    if (key_type.size() == 1) {
+      kt = datatype_type(key_type[0]);
+    } else {
+      for (const auto& t : key_type) kt.parts.push_back(datatype_type(t));
+    }
+    if (is_kind(key, "elem")) {
+      const json& b = key["elem"];
+      for (const auto& [k, v] : b.items()) {
+        if (k != "val" && k != "timeout" && k != "expires" && k != "comment") unknown("a set element with a statement");
+      }
+      out.key = expr(b.at("val"), kt);
+      if (b.contains("timeout")) out.timeout = time_text(b["timeout"]);
+      if (b.contains("comment")) {
+        out.comment = b["comment"].get<std::string>();
+        quoted(out.comment);  // refuses what would not print on one line
+      }
+    } else {
+      out.key = expr(key, kt);
+    }
+    if (pair) out.value = is_verdict(element[1]) ? verdict(element[1]) : expr(element[1], datatype_type(data_type));
+  } catch (const Unknown& u) {
+    out = NftElementText{};
+    out.unknown = u.what;
+  } catch (const json::exception& e) {
+    out = NftElementText{};
+    out.unknown = std::string("an element of an unexpected shape (") + e.what() + ")";
+  }
+  return out;
+}
 
 NftRuleText nft_rule_text(const json& expr_list, const std::string& family, const std::string& comment) {
   NftRuleText out;

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace dpscope::importer {
 
@@ -24,5 +25,28 @@ struct NftRuleText {
 // default type, which depends on it. `expr` is the rule's "expr" array and
 // `comment` its comment ("" = none).
 NftRuleText nft_rule_text(const nlohmann::json& expr, const std::string& family, const std::string& comment);
+
+// One element of a named set or map as `nft list set` prints it.
+struct NftElementText {
+  std::string key;      // "10.0.0.0/8", "172.30.0.41 . tcp . 80", "\"eth*\"", "*"
+  std::string value;    // a map's value or verdict ("goto svc-1"); "" for a set
+  std::string comment;  // the element's comment, unquoted
+  std::string timeout;  // its own timeout as nft prints it ("1h30m"); "" for none
+  std::string unknown;  // what could not be printed; "" when the rest is set
+};
+
+// `element` is one entry of the set's "elem" as `nft -j` lists it (a key, or
+// [key, value] in a map; {"elem": {...}} around a key with attributes),
+// typed by the set's "type" and "map" names (["ipv4_addr",
+// "inet_service"], "verdict", "counter"). An element's `expires` is runtime
+// state, like a counter, and is left out.
+// nft -j names every integer "integer"; nft prints a raw payload's
+// (@nh,32,32) in hex and others' in decimal. A caller that knows which (the
+// live collector, from the set's typeof) names the field one of these.
+inline constexpr const char* kIntegerHex = "integer (hex)";
+inline constexpr const char* kIntegerDecimal = "integer (decimal)";
+
+NftElementText nft_set_element_text(const nlohmann::json& element, const std::vector<std::string>& key_type,
+                                     const std::string& data_type);
 
 }  // namespace dpscope::importer

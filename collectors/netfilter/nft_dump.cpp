@@ -28,7 +28,8 @@
 
 #include "collectors/netfilter/nft_native.h"
 #include "collectors/netfilter/nft_rule.h"
-#include "collectors/netfilter/nft_set.h"
+#include "collectors/import/nft_json_text.h"
+#include "collectors/netfilter/nft_elements.h"
 #include "model/iptables.h"
 #include "util/error.h"
 
@@ -295,21 +296,39 @@ int dump_sets(NlSocket& sock, Attempt& a, const std::map<std::pair<uint8_t, std:
     }
     info.set.is_map = flags & NFT_SET_MAP;
     info.key_types = split_key_type(nftnl_set_get_u32(s.get(), NFTNL_SET_KEY_TYPE));
-    for (uint32_t t : info.key_types) info.set.key_type.push_back(datatype_name(t));
+    // A datatype nft does not have keeps its number: nft itself refuses to list such a set.
+    auto type_name = [](uint32_t t) {
+      const std::string name = datatype_name(t);
+      return name.empty() ? "type-" + std::to_string(t) : name;
+    };
+    for (uint32_t t : info.key_types) info.set.key_type.push_back(type_name(t));
     if (info.set.is_map && nftnl_set_is_set(s.get(), NFTNL_SET_DATA_TYPE)) {
       info.data_type = nftnl_set_get_u32(s.get(), NFTNL_SET_DATA_TYPE);
       info.verdict_map = info.data_type == NFT_DATA_VERDICT;
-      info.set.data_type = info.verdict_map ? "verdict" : datatype_name(info.data_type);
+      info.set.data_type = info.verdict_map ? "verdict" : type_name(info.data_type);
+    }
+    if (nftnl_set_is_set(s.get(), NFTNL_SET_OBJ_TYPE)) {
+      info.shape.obj_type = nftnl_set_get_u32(s.get(), NFTNL_SET_OBJ_TYPE);
+      info.set.is_map = true;  // nft lists an object map as a map of its objects' kind
+      const std::string kind = object_kind_name(info.shape.obj_type);
+      info.set.data_type = kind.empty() ? "object-" + std::to_string(info.shape.obj_type) : kind;
     }
     if (nftnl_set_is_set(s.get(), NFTNL_SET_USERDATA)) {
       uint32_t len = 0;
       const void* ud = nftnl_set_get_data(s.get(), NFTNL_SET_USERDATA, &len);
       info.set.comment = chain_udata_comment(ud, len, NFTNL_UDATA_SET_COMMENT);
+      read_set_userdata(info.shape, ud, len);
     }
     info.shape.key_types = info.key_types;
     info.shape.data_type = info.data_type;
     info.shape.flags = flags;
-    if (nftnl_set_is_set(s.get(), NFTNL_SET_OBJ_TYPE)) info.shape.obj_type = nftnl_set_get_u32(s.get(), NFTNL_SET_OBJ_TYPE);
+    info.shape.key_len = nftnl_set_get_u32(s.get(), NFTNL_SET_KEY_LEN);
+    if (nftnl_set_is_set(s.get(), NFTNL_SET_DATA_LEN)) info.shape.data_len = nftnl_set_get_u32(s.get(), NFTNL_SET_DATA_LEN);
+    if (nftnl_set_is_set(s.get(), NFTNL_SET_DESC_CONCAT)) {
+      uint32_t len = 0;
+      const auto* f = static_cast<const uint8_t*>(nftnl_set_get_data(s.get(), NFTNL_SET_DESC_CONCAT, &len));
+      if (f) info.shape.field_lens.assign(f, f + len);
+    }
     a.sets.push_back(std::move(info));
     return MNL_CB_OK;
   });
@@ -363,60 +382,10 @@ std::string element_comment(nftnl_set_elem* e) {
   return chain_udata_comment(ud, len, NFTNL_UDATA_SET_ELEM_COMMENT);
 }
 
-// An interval set (flags interval, one key field) holds each range as its start
-// element and an INTERVAL_END element one past its end; nft prints the pair as
-// one element: "192.168.0.0/16" for an address prefix, "a-b" otherwise, "a" for
-// a range of one. Pairs them the way nft's interval_map_decompose does: sorted
-// by key, each start with the end that follows it (none: up to the top value).
-struct IntervalPart {
-  std::vector<uint8_t> key;
-  bool end = false;
-  model::SetElement element;  // value and comment of a start
-};
-
-std::string render_interval(const std::vector<uint8_t>& lo, std::vector<uint8_t> hi, const SetInfo& info) {
-  const auto& types = info.key_types;
-  const std::string first = render_set_key(lo.data(), lo.size(), types);
-  if (lo == hi) return first;
-  const bool address = types.size() == 1 && (datatype_name(types[0]) == "ipv4_addr" || datatype_name(types[0]) == "ipv6_addr");
-  if (address) {
-    // A prefix: lo has zeros where hi has ones, from some bit on, and equal bits before it.
-    size_t bits = lo.size() * 8, len = bits;
-    auto bit = [](const std::vector<uint8_t>& v, size_t i) { return (v[i / 8] >> (7 - i % 8)) & 1; };
-    while (len > 0 && bit(lo, len - 1) == 0 && bit(hi, len - 1) == 1) --len;
-    bool same = true;
-    for (size_t i = 0; i < len; ++i) same = same && bit(lo, i) == bit(hi, i);
-    if (same) return first + "/" + std::to_string(len);
-  }
-  return first + "-" + render_set_key(hi.data(), hi.size(), types);
-}
-
-std::vector<model::SetElement> pair_intervals(std::vector<IntervalPart> parts, const SetInfo& info) {
-  std::stable_sort(parts.begin(), parts.end(), [](const IntervalPart& x, const IntervalPart& y) { return x.key < y.key; });
-  std::vector<model::SetElement> out;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (parts[i].end) continue;  // an end without its start: nothing nft would print either
-    std::vector<uint8_t> hi;
-    if (i + 1 < parts.size() && parts[i + 1].end) {
-      hi = parts[i + 1].key;  // one past the range: subtract one
-      for (size_t k = hi.size(); k-- > 0;) {
-        if (hi[k]-- != 0) break;
-      }
-    } else {
-      hi.assign(parts[i].key.size(), 0xff);
-    }
-    model::SetElement el = std::move(parts[i].element);
-    el.key = render_interval(parts[i].key, hi, info);
-    out.push_back(std::move(el));
-  }
-  return out;
-}
-
-// An anonymous set's element as dumped: nft prints them inside the rule that
-// looks the set up (nft_native.cpp renders them there).
-RawSetElement raw_element(nftnl_set_elem* e, uint32_t flags) {
+// One element as dumped.
+RawSetElement raw_element(nftnl_set_elem* e) {
   RawSetElement raw;
-  raw.flags = flags;
+  raw.flags = nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_FLAGS) ? nftnl_set_elem_get_u32(e, NFTNL_SET_ELEM_FLAGS) : 0;
   auto bytes = [&](uint16_t attr) {
     uint32_t len = 0;
     if (!nftnl_set_elem_is_set(e, attr)) return std::string();
@@ -433,9 +402,76 @@ RawSetElement raw_element(nftnl_set_elem* e, uint32_t flags) {
   }
   raw.comment = element_comment(e);  // nft's other element userdata (interval flags) prints nothing
   if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_OBJREF)) raw.objref = nftnl_set_elem_get_str(e, NFTNL_SET_ELEM_OBJREF);
-  raw.has_extra = nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_TIMEOUT) || nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPIRATION) ||
-                  nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPR);
+  if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_TIMEOUT)) raw.timeout_ms = nftnl_set_elem_get_u64(e, NFTNL_SET_ELEM_TIMEOUT);
+  if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPIRATION)) raw.expires_ms = nftnl_set_elem_get_u64(e, NFTNL_SET_ELEM_EXPIRATION);
+  raw.has_statements = nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPR) || nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPRESSIONS);
   return raw;
+}
+
+std::string hex_bytes(std::string_view b) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out = "0x";
+  for (unsigned char c : b) {
+    out += kDigits[c >> 4];
+    out += kDigits[c & 15];
+  }
+  return out;
+}
+
+// A set's elements as `nft list set` prints them: read back into
+// nft's JSON form, then printed by the import's printer, so that a live
+// and an imported snapshot of one state hold the same text. What either
+// does not know leaves every element as the kernel's bytes, the set marked.
+void record_elements(SetInfo& info) {
+  auto& set = info.set;
+  set.elements.clear();
+  set.elements_undecoded.clear();
+  std::string why;
+  try {
+    const std::vector<KeyField> key = declared_key(info.shape);
+    // The print form of an integer, which nft -j's type name leaves open.
+    auto print_name = [](const KeyField& f, const std::string& name) {
+      if (f.type != nftval::kInteger) return name;
+      return std::string(f.hex ? importer::kIntegerHex : importer::kIntegerDecimal);
+    };
+    std::vector<std::string> key_names;
+    for (size_t i = 0; i < key.size() && i < set.key_type.size(); ++i) key_names.push_back(print_name(key[i], set.key_type[i]));
+    std::string data_name = set.data_type;
+    if (info.shape.data_type == nftval::kInteger) data_name = print_name(declared_data(info.shape).at(0), data_name);
+    const nlohmann::json elements = set_elements_json(info.shape, key);
+    set.elements.reserve(elements.size());
+    for (const auto& e : elements) {
+      importer::NftElementText t = importer::nft_set_element_text(e, key_names, data_name);
+      if (!t.unknown.empty()) {
+        why = t.unknown;
+        break;
+      }
+      set.elements.push_back({std::move(t.key), std::move(t.value), std::move(t.comment), std::move(t.timeout)});
+    }
+  } catch (const nftval::Unknown& u) {
+    why = u.what;
+  }
+  if (!why.empty()) {
+    set.elements_undecoded = why;
+    set.elements.clear();
+    for (const RawSetElement& e : info.shape.elements) {
+      if (e.flags & NFT_SET_ELEM_INTERVAL_END) continue;
+      model::SetElement el;
+      el.key = (e.flags & NFT_SET_ELEM_CATCHALL) ? "*" : hex_bytes(e.key);
+      if (!e.key_end.empty()) el.key += "-" + hex_bytes(e.key_end);
+      el.value = e.has_verdict ? "verdict " + std::to_string(e.verdict) + (e.chain.empty() ? "" : " " + e.chain) : !e.objref.empty() ? e.objref : e.data.empty() ? "" : hex_bytes(e.data);
+      el.comment = e.comment;
+      set.elements.push_back(std::move(el));
+    }
+  }
+  set.element_count = set.elements.size();
+  set.elements_recorded = true;
+  // A named set's bytes are not needed once printed (rules name it, "@s");
+  // an anonymous one's print inside its rule, read next.
+  if (!info.anonymous) {
+    info.shape.elements.clear();
+    info.shape.elements.shrink_to_fit();
+  }
 }
 
 int dump_elements(NlSocket& sock, Attempt& a, SetInfo& info) {
@@ -451,58 +487,14 @@ int dump_elements(NlSocket& sock, Attempt& a, SetInfo& info) {
     return nftnl_set_elems_nlmsg_parse(m, s.get()) < 0 ? MNL_CB_ERROR : MNL_CB_OK;
   });
   if (err != 0) return err;
-  auto& set = info.set;
-  set.elements.clear();
-  set.element_count = 0;
+  info.shape.elements.clear();
   std::unique_ptr<nftnl_set_elems_iter, decltype(&nftnl_set_elems_iter_destroy)> it(
       nftnl_set_elems_iter_create(s.get()), nftnl_set_elems_iter_destroy);
-  std::vector<IntervalPart> intervals;
-  bool interval_ends = false;
-  for (nftnl_set_elem* e = nftnl_set_elems_iter_next(it.get()); e != nullptr;
-       e = nftnl_set_elems_iter_next(it.get())) {
-    const uint32_t flags =
-        nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_FLAGS) ? nftnl_set_elem_get_u32(e, NFTNL_SET_ELEM_FLAGS) : 0;
-    // One-field interval sets: keep the raw key to pair starts with their ends below.
-    if (info.key_types.size() == 1 && !(flags & NFT_SET_ELEM_CATCHALL) && nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_KEY) &&
-        !nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_KEY_END)) {
-      uint32_t len = 0;
-      const auto* key = static_cast<const uint8_t*>(nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &len));
-      intervals.push_back({std::vector<uint8_t>(key, key + len), (flags & NFT_SET_ELEM_INTERVAL_END) != 0, {}});
-      interval_ends = interval_ends || intervals.back().end;
-    }
-    if (info.anonymous) info.shape.elements.push_back(raw_element(e, flags));
-    if (flags & NFT_SET_ELEM_INTERVAL_END) continue;  // closing half of an interval: not an element of its own
-    model::SetElement el;
-    if (flags & NFT_SET_ELEM_CATCHALL) {
-      el.key = "*";
-    } else {
-      uint32_t len = 0;
-      const auto* key = static_cast<const uint8_t*>(nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &len));
-      if (key != nullptr) el.key = render_set_key(key, len, info.key_types);
-      if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_KEY_END)) {
-        const auto* end = static_cast<const uint8_t*>(nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY_END, &len));
-        el.key += "-" + render_set_key(end, len, info.key_types);
-      }
-    }
-    if (info.verdict_map && nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_VERDICT)) {
-      const char* chain =
-          nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_CHAIN) ? nftnl_set_elem_get_str(e, NFTNL_SET_ELEM_CHAIN) : "";
-      el.value = render_verdict(static_cast<int32_t>(nftnl_set_elem_get_u32(e, NFTNL_SET_ELEM_VERDICT)), chain);
-    } else if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_DATA)) {
-      uint32_t len = 0;
-      const auto* data = static_cast<const uint8_t*>(nftnl_set_elem_get(e, NFTNL_SET_ELEM_DATA, &len));
-      el.value = render_set_key(data, len, split_key_type(info.data_type));
-    }
-    el.comment = element_comment(e);
-    if (!intervals.empty() && !intervals.back().end && intervals.back().element.key.empty()) {
-      intervals.back().element = el;
-    }
-    set.elements.push_back(std::move(el));
+  for (nftnl_set_elem* e = nftnl_set_elems_iter_next(it.get()); e != nullptr; e = nftnl_set_elems_iter_next(it.get())) {
+    info.shape.elements.push_back(raw_element(e));
   }
-  if (interval_ends && intervals.size() >= set.elements.size()) set.elements = pair_intervals(std::move(intervals), info);
-  set.element_count = set.elements.size();
-  set.elements_recorded = true;
   info.shape.elements_read = true;
+  record_elements(info);
   return 0;
 }
 

@@ -639,130 +639,20 @@ class Decoder {
     return {{"concat", c}};
   }
 
-  // One key as nft -j prints it, split into its fields (each padded to 4 bytes).
-  static json key_value(const std::vector<Value>& parts, std::string_view b) {
-    if (parts.size() == 1) return value(parts[0].type, parts[0].order, b.substr(0, parts[0].len));
-    json c = json::array();
-    size_t off = 0;
-    for (const Value& p : parts) {
-      if (off + p.len > b.size()) unknown("a set key shorter than its fields");
-      c.push_back(value(p.type, p.order, b.substr(off, p.len)));
-      off += (p.len + 3) / 4 * 4;
-    }
-    return {{"concat", c}};
-  }
-
-  // An anonymous set's elements, in the order nft prints them.
-  json elements(const SetShape& set, const std::vector<Value>& parts) {
+  // An anonymous set's elements, typed by the lookup's operands.
+  static json elements(const SetShape& set, const std::vector<Value>& parts) {
     if (!set.elements_read) unknown(kAnonymousElementsUnread);
-    const bool interval = set.flags & NFT_SET_INTERVAL;
-    const bool is_map = set.flags & NFT_SET_MAP;
-    std::vector<const RawSetElement*> els;
-    for (const RawSetElement& e : set.elements) {
-      if (e.has_extra) unknown("a set element with a timeout or a statement");
-      if (e.flags & NFT_SET_ELEM_CATCHALL) unknown("a catch-all set element");
-      if (!e.key_end.empty()) unknown("a concatenated range element");
-      els.push_back(&e);
-    }
-    // nft sorts what it lists by value (netlink.c list_expr_sort / interval_map_decompose):
-    // a field by its own byte order, a concatenation as one host-endian number.
-    const bool big = parts.size() == 1 && parts[0].order == Order::Big;
-    auto less = [big](const std::string& a, const std::string& b) {
-      if (big || a.size() != b.size()) return a < b;
-      for (size_t k = a.size(); k-- > 0;) {
-        if (a[k] != b[k]) return static_cast<uint8_t>(a[k]) < static_cast<uint8_t>(b[k]);
-      }
-      return false;
-    };
-    std::stable_sort(els.begin(), els.end(), [&](const RawSetElement* a, const RawSetElement* b) {
-      if (less(a->key, b->key)) return true;
-      if (less(b->key, a->key)) return false;
-      // One range's end and the next one's start: the end first.
-      return (a->flags & NFT_SET_ELEM_INTERVAL_END) && !(b->flags & NFT_SET_ELEM_INTERVAL_END);
-    });
-    json out = json::array();
-    for (size_t i = 0; i < els.size(); ++i) {
-      const RawSetElement& e = *els[i];
-      if (e.flags & NFT_SET_ELEM_INTERVAL_END) continue;
-      json key;
-      if (interval) {
-        if (parts.size() != 1) unknown("an interval set of a concatenation");
-        // A range ends one before what follows it: its own end, or the next
-        // range's start (nft sends no end between adjacent ranges); the last
-        // one without an end runs to the top value.
-        std::string hi;
-        if (i + 1 < els.size()) {
-          hi = els[i + 1]->key;
-          for (size_t k = hi.size(); k-- > 0;) {
-            if (static_cast<uint8_t>(hi[k]--) != 0) break;
-          }
-        } else {
-          hi.assign(e.key.size(), '\xff');
-        }
-        key = interval_value(parts[0], e.key, hi);
-      } else {
-        key = key_value(parts, e.key);
-      }
-      // An element's comment: nft -j wraps the element ("elem").
-      if (!e.comment.empty()) key = {{"elem", {{"val", key}, {"comment", e.comment}}}};
-      if (set.flags & NFT_SET_OBJECT) {
-        if (e.objref.empty()) unknown("an object map element without an object");
-        out.push_back(json::array({key, e.objref}));
-      } else if (!e.objref.empty()) {
-        unknown("a set element with an object");
-      } else if (!is_map) {
-        out.push_back(key);
-      } else if (e.has_verdict) {
-        out.push_back(json::array({key, verdict(e.verdict, e.chain)}));
-      } else {
-        if (set.data_type == NFT_DATA_VERDICT) unknown("a verdict map element without a verdict");
-        out.push_back(json::array({key, map_data(set.data_type, e.data)}));
-      }
-    }
-    return {{"set", out}};
-  }
-
-  // A map element's value: one of the data type, or nat's address and port
-  // (each field of a concatenation padded to 4 bytes).
-  static json map_data(uint32_t type, std::string_view b) {
-    if (type == kNatConcat4 || type == kNatConcat6) {
-      const size_t alen = type == kNatConcat4 ? 4 : 16;
-      if (b.size() != alen + 4) unknown("a map value shorter than its fields");
-      return {{"concat", {value(type == kNatConcat4 ? kIpaddr : kIp6addr, Order::Big, b.substr(0, alen)),
-                          value(kInetService, Order::Big, b.substr(alen, 2))}}};
-    }
-    if (type == kInteger) unknown("a map value of integer type (its byte order is the set's typeof)");
-    return value(type, Order::Big, b);
-  }
-
-  json interval_value(const Value& p, const std::string& lo, const std::string& hi) {
-    if (lo == hi) return value(p.type, p.order, lo);
-    if (p.type == kIfname || p.type == kString) {
-      // A name wildcard: one prefix, then zeros up to all ones ("eth*").
-      size_t n = 0;
-      while (n < lo.size() && lo[n] == hi[n] && lo[n] != 0) ++n;
-      const bool wildcard = std::all_of(lo.begin() + n, lo.end(), [](char c) { return c == 0; }) &&
-                            std::all_of(hi.begin() + n, hi.end(), [](char c) { return static_cast<uint8_t>(c) == 0xff; });
-      if (!wildcard) unknown("a range of names");
-      return lo.substr(0, n) + "*";
-    }
-    if (p.type == kIpaddr || p.type == kIp6addr) {
-      // A prefix: from some bit on, lo has zeros where hi has ones.
-      const size_t bits = lo.size() * 8;
-      auto bit = [](const std::string& v, size_t i) { return (static_cast<uint8_t>(v[i / 8]) >> (7 - i % 8)) & 1; };
-      size_t len = bits;
-      while (len > 0 && bit(lo, len - 1) == 0 && bit(hi, len - 1) == 1) --len;
-      bool same = true;
-      for (size_t i = 0; i < len; ++i) same = same && bit(lo, i) == bit(hi, i);
-      if (same) return {{"prefix", {{"addr", value(p.type, p.order, lo)}, {"len", len}}}};
-    }
-    return {{"range", {value(p.type, p.order, lo), value(p.type, p.order, hi)}}};
+    std::vector<KeyField> key;
+    for (const Value& p : parts) key.push_back({p.type, p.order, p.len});
+    return {{"set", set_elements_json(set, key)}};
   }
 
   json set_ref(std::string_view name, const SetShape& set, const std::vector<Value>& parts) {
     if (set.flags & NFT_SET_ANONYMOUS) {
+      // nft turns a host-endian key to network order for an interval set
+      // only, whose elements it stores so (netlink_linearize.c).
       for (const Value& p : parts) {
-        if (p.swapped) unknown("an anonymous set keyed by a value in network byte order");
+        if (p.swapped && !(set.flags & NFT_SET_INTERVAL)) unknown("an anonymous set keyed by a value in network byte order");
       }
       return elements(set, parts);
     }
@@ -858,18 +748,10 @@ class Decoder {
   }
 
   // json.c names the statement by the object's type (obj_type_name).
-  static const char* object_kind(uint32_t type) {
-    switch (type) {
-      case NFT_OBJECT_COUNTER: return "counter";
-      case NFT_OBJECT_QUOTA: return "quota";
-      case NFT_OBJECT_CT_HELPER: return "ct helper";
-      case NFT_OBJECT_LIMIT: return "limit";
-      case NFT_OBJECT_CT_TIMEOUT: return "ct timeout";
-      case NFT_OBJECT_SECMARK: return "secmark";
-      case NFT_OBJECT_CT_EXPECT: return "ct expectation";
-      case NFT_OBJECT_SYNPROXY: return "synproxy";
-      default: unknown("an object of type " + std::to_string(type));
-    }
+  static std::string object_kind(uint32_t type) {
+    std::string name = object_kind_name(type);
+    if (name.empty()) unknown("an object of type " + std::to_string(type));
+    return name;
   }
 
   // A statement a set statement attaches to its element, as nft -j prints

@@ -24,29 +24,9 @@
 #include <string>
 #include <vector>
 
+#include "collectors/netfilter/nft_elements.h"
+
 namespace dpscope::netfilter {
-
-// One element of a set as the kernel holds it (bytes as dumped).
-struct RawSetElement {
-  std::string key, key_end, data;  // key_end: concatenated ranges; data: map value
-  bool has_verdict = false;
-  int32_t verdict = 0;
-  std::string chain;
-  uint32_t flags = 0;               // NFT_SET_ELEM_*
-  std::string comment;
-  std::string objref;               // an object map's value: the object's name
-  bool has_extra = false;           // timeout, expiration, expressions: not read back yet
-};
-
-// What a rule's text needs of a set it looks up.
-struct SetShape {
-  std::vector<uint32_t> key_types;  // nft datatype ids of the key's fields
-  uint32_t data_type = 0;           // map value datatype (NFT_DATA_VERDICT for a vmap)
-  uint32_t flags = 0;               // NFT_SET_*
-  uint32_t obj_type = 0;            // an object map's NFT_OBJECT_*
-  bool elements_read = false;
-  std::vector<RawSetElement> elements;  // anonymous sets only: nft prints them in the rule
-};
 
 // The sets of the rule's table, by name ("__set0" for anonymous ones; the
 // names are the caller's, alive while rules are read). Hashed: a kube-proxy

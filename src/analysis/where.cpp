@@ -243,7 +243,10 @@ std::vector<std::string> not_searched(const model::Snapshot& s) {
         ++unread;
         continue;
       }
-      if (!set.elements_recorded && set.element_count > 0) {
+      if (!set.elements_undecoded.empty()) {
+        out.push_back(std::string(model::to_string(t.backend)) + " " + t.family + " " + t.name + " set " + set.name +
+                      ": its elements are not in nft's text (" + set.elements_undecoded + "): not searched");
+      } else if (!set.elements_recorded && set.element_count > 0) {
         out.push_back(std::string(model::to_string(t.backend)) + " " + t.family + " " + t.name + " set " + set.name +
                       ": " + std::to_string(set.element_count) + " elements not recorded");
       }

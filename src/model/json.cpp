@@ -95,11 +95,13 @@ json set_json(const NftSet& s) {
   } else {
     j["elements_unread"] = s.elements_unread;
   }
+  if (!s.elements_undecoded.empty()) j["elements_undecoded"] = s.elements_undecoded;
   json el = json::array();
   for (const auto& e : s.elements) {
     json ej = {{"key", e.key}};
     if (!e.value.empty()) ej["value"] = e.value;
     if (!e.comment.empty()) ej["comment"] = e.comment;
+    if (!e.timeout.empty()) ej["timeout"] = e.timeout;
     el.push_back(std::move(ej));
   }
   j["elements"] = std::move(el);
@@ -369,10 +371,11 @@ NftSet read_set(const Reader& r) {
   s.elements_recorded = r.bool_or("elements_recorded", false);
   if (r.has("elements")) {
     for (const auto& e : r.at("elements").items()) {
-      s.elements.push_back({e.at("key").str(), e.str_or("value"), e.str_or("comment")});
+      s.elements.push_back({e.at("key").str(), e.str_or("value"), e.str_or("comment"), e.str_or("timeout")});
     }
   }
   s.elements_unread = r.str_or("elements_unread");
+  s.elements_undecoded = r.str_or("elements_undecoded");
   if (!s.elements_unread.empty() && (s.elements_recorded || r.has("element_count") || !s.elements.empty())) {
     r.at("elements_unread").fail("elements_unread with elements or an element_count: the elements are either read or not");
   }

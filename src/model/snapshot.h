@@ -123,10 +123,12 @@ struct Chain {
   bool operator==(const Chain&) const = default;
 };
 
+// An element as `nft list set` prints it: KEY [timeout T] [comment "C"] [: VALUE].
 struct SetElement {
   std::string key;      // rendered as nft prints it: "172.30.0.41 . tcp . 80"
   std::string value;    // map data / verdict ("goto service-ULMVA6XW-ns1/svc1/tcp/p80"), "" for sets
   std::string comment;
+  std::string timeout;  // the element's own timeout as nft prints it ("1h"), "" for none
   bool operator==(const SetElement&) const = default;
 };
 
@@ -143,6 +145,9 @@ struct NftSet {
   // Why neither the elements nor their number were read ("" = they were):
   // a dynamic set's elements are runtime state, added by the packet path.
   std::string elements_unread;
+  // Why the elements' text is not nft's ("" = it is): then each key and
+  // value holds what the source gave (the kernel's bytes in hex, or nft -j's JSON).
+  std::string elements_undecoded;
   std::vector<SetElement> elements;
   bool operator==(const NftSet&) const = default;
 };

@@ -411,12 +411,14 @@ void write_set(Writer& w, const NftSet& s, int level) {
     w.open('{', el);
     if (!e.comment.empty()) w.key("comment", el + 1), w.string(e.comment);
     w.key("key", el + 1), w.string(e.key);
+    if (!e.timeout.empty()) w.key("timeout", el + 1), w.string(e.timeout);
     if (!e.value.empty()) w.key("value", el + 1), w.string(e.value);
     w.close('}', el, false);
     w.end_inline();
   }
   w.close(']', level + 1, s.elements.empty());
   w.key("elements_recorded", level + 1), w.boolean(s.elements_recorded);
+  if (!s.elements_undecoded.empty()) w.key("elements_undecoded", level + 1), w.string(s.elements_undecoded);
   if (!s.elements_unread.empty()) w.key("elements_unread", level + 1), w.string(s.elements_unread);
   w.key("is_map", level + 1), w.boolean(s.is_map);
   w.key("key_type", level + 1), write_strings(w, s.key_type, level + 1);

@@ -1,7 +1,8 @@
 // Test support: the rules of `nft list ruleset` text, per chain, as nft
 // printed them (one line each, indentation removed). Chain bindings (a rule
 // whose text opens a block: `jump { ... }`) span lines; they are kept as
-// their first line with " {" and counted in `multiline`.
+// their first line with " {" and counted in `multiline`. And the elements
+// of its named sets and maps, one text each, as nft printed them.
 #pragma once
 
 #include <map>
@@ -9,6 +10,8 @@
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include "model/snapshot.h"
 
 namespace dpscope::test {
 
@@ -68,6 +71,88 @@ inline NftTextRules nft_text_rules(const std::string& text) {
       continue;
     }
     if (opens) stack.push_back('o');  // nested inside another object
+  }
+  return out;
+}
+
+// An element's text as nft prints it, from the snapshot's fields.
+inline std::string nft_element_text(const model::SetElement& e) {
+  std::string out = e.key;
+  if (!e.timeout.empty()) out += " timeout " + e.timeout;
+  if (!e.comment.empty()) out += " comment \"" + e.comment + "\"";
+  if (!e.value.empty()) out += " : " + e.value;
+  return out;
+}
+
+// nft's element text without its " expires 59m58s": runtime state.
+inline std::string without_expires(const std::string& element) {
+  const auto at = element.find(" expires ");
+  if (at == std::string::npos) return element;
+  auto end = element.find(' ', at + 9);
+  return element.substr(0, at) + (end == std::string::npos ? "" : element.substr(end));
+}
+
+using NftSetKey = std::tuple<std::string, std::string, std::string>;  // family, table, set
+
+// The `elements = { ... }` of each named set and map (set_expr_print: ", "
+// between elements, lines wrapped after a comma), split at the commas
+// outside quotes, each element trimmed. A set without elements has an
+// empty list.
+inline std::map<NftSetKey, std::vector<std::string>> nft_text_set_elements(const std::string& text) {
+  std::map<NftSetKey, std::vector<std::string>> out;
+  std::istringstream in(text);
+  std::string line, family, table;
+  std::vector<std::string>* current = nullptr;  // the set being read
+  int depth = 0;                                // braces open at the start of the line
+  auto trim = [](const std::string& s) {
+    const auto b = s.find_first_not_of(" \t\n");
+    if (b == std::string::npos) return std::string();
+    return s.substr(b, s.find_last_not_of(" \t\n") - b + 1);
+  };
+  while (std::getline(in, line)) {
+    const std::string t = trim(line);
+    if (depth == 0 && t.rfind("table ", 0) == 0) {
+      std::istringstream w(t.substr(6));
+      w >> family >> table;
+    }
+    if (depth == 1 && (t.rfind("set ", 0) == 0 || t.rfind("map ", 0) == 0)) {
+      const std::string name = t.substr(4, t.find(' ', 4) - 4);
+      current = &out[{family, table, name}];
+    }
+    if (depth == 2 && current && t.rfind("elements = {", 0) == 0) {
+      // The list runs to its closing brace, over lines.
+      std::string list = t.substr(12), more;
+      auto closed = [](const std::string& s) {
+        bool quote = false;
+        for (char c : s) {
+          if (c == '"') quote = !quote;
+          if (c == '}' && !quote) return true;
+        }
+        return false;
+      };
+      while (!closed(list) && std::getline(in, more)) list += "\n" + more;
+      std::string item;
+      bool quote = false;
+      for (char c : list) {
+        if (c == '"') quote = !quote;
+        if (!quote && (c == ',' || c == '}')) {
+          if (!trim(item).empty()) current->push_back(trim(item));
+          item.clear();
+          if (c == '}') break;
+          continue;
+        }
+        item += c;
+      }
+      continue;
+    }
+    bool quote = false;
+    for (char c : t) {
+      if (c == '"') quote = !quote;
+      if (quote) continue;
+      if (c == '{') ++depth;
+      if (c == '}') --depth;
+    }
+    if (depth <= 1) current = nullptr;
   }
   return out;
 }

@@ -29,7 +29,7 @@
 
 #include "collectors/netfilter/legacy.h"
 #include "collectors/netfilter/nft_rule.h"
-#include "collectors/netfilter/nft_set.h"
+#include "collectors/netfilter/nft_elements.h"
 #include "collectors/netfilter/xt.h"
 
 namespace dpscope::netfilter {
@@ -387,18 +387,83 @@ TEST(LegacyTable, WalksChainsJumpsAndPolicies) {
 
 // ---------------------------------------------------------------- set keys
 
-TEST(NftSet, ConcatenatedKeysRenderLikeNft) {
+TEST(NftSet, ConcatenatedKeysReadLikeNft) {
   const uint32_t concat = ((7u << 6 | 12u) << 6) | 13u;  // ipv4_addr . inet_proto . inet_service
   const auto types = split_key_type(concat);
   ASSERT_EQ(types, (std::vector<uint32_t>{7, 12, 13}));
   EXPECT_EQ(datatype_name(types[1]), "inet_proto");
-  const uint8_t key[12] = {172, 30, 0, 41, IPPROTO_TCP, 0, 0, 0, 0, 80, 0, 0};
-  EXPECT_EQ(render_set_key(key, sizeof key, types), "172.30.0.41 . tcp . 80");
-  const uint8_t v4[4] = {192, 168, 0, 2};
-  EXPECT_EQ(render_set_key(v4, 4, split_key_type(7)), "192.168.0.2");
-  EXPECT_EQ(render_verdict(NFT_GOTO, "service-X"), "goto service-X");
-  EXPECT_EQ(render_verdict(NF_DROP, ""), "drop");
-  EXPECT_EQ(render_set_key(v4, 4, split_key_type(4)), "33597632");  // integer: host-endian number
+  EXPECT_EQ(datatype_name(7u << 6 | 13u), "ipv4_addr . inet_service");  // a map's nat data, once "type-461"
+  EXPECT_EQ(datatype_name(63), "");
+  SetShape set;
+  set.key_types = types;
+  set.key_len = 12;
+  set.elements.push_back({std::string("\xac\x1e\x00\x29\x06\0\0\0\x00\x50\0\0", 12)});
+  set.elements.push_back({std::string("\x0a\x00\x00\x01\x11\0\0\0\x00\x35\0\0", 12)});
+  // Sorted as nft sorts a concatenation: one host-endian number, its last field most significant.
+  EXPECT_EQ(set_elements_json(set, declared_key(set)).dump(),
+            R"([{"concat":["10.0.0.1","udp",53]},{"concat":["172.30.0.41","tcp",80]}])");
+}
+
+TEST(NftSet, IntervalsPairLikeNft) {
+  SetShape set;
+  set.key_types = {7};
+  set.key_len = 4;
+  set.flags = NFT_SET_INTERVAL;
+  auto el = [](std::string key, uint32_t flags) {
+    RawSetElement e;
+    e.key = std::move(key);
+    e.flags = flags;
+    return e;
+  };
+  // 10.0.0.0/8 and 192.168.1.1-192.168.1.3, with their ends; the kernel's order is not nft's.
+  set.elements = {el(std::string("\xc0\xa8\x01\x01", 4), 0), el(std::string("\x0b\0\0\0", 4), NFT_SET_ELEM_INTERVAL_END),
+                  el(std::string("\x0a\0\0\0", 4), 0), el(std::string("\xc0\xa8\x01\x04", 4), NFT_SET_ELEM_INTERVAL_END)};
+  EXPECT_EQ(set_elements_json(set, declared_key(set)).dump(),
+            R"([{"prefix":{"addr":"10.0.0.0","len":8}},{"range":["192.168.1.1","192.168.1.3"]}])");
+  // A mark is host-endian, but an interval set holds it in network order.
+  SetShape marks = set;
+  marks.key_types = {19};
+  marks.elements = {el(std::string("\0\0\0\x23", 4), 0), el(std::string("\0\0\0\x24", 4), NFT_SET_ELEM_INTERVAL_END)};
+  EXPECT_EQ(set_elements_json(marks, declared_key(marks)).dump(), "[35]");
+  // A name wildcard, "eth*", ends one past "eth" followed by all ones.
+  SetShape names = set;
+  names.key_types = {41};
+  names.key_len = 16;
+  names.elements = {el(std::string("eth\0\0\0\0\0\0\0\0\0\0\0\0\0", 16), 0),
+                    el(std::string("eti\0\0\0\0\0\0\0\0\0\0\0\0\0", 16), NFT_SET_ELEM_INTERVAL_END)};
+  EXPECT_EQ(set_elements_json(names, declared_key(names)).dump(), R"(["eth*"])");
+}
+
+TEST(NftSet, MapValuesAndUnknownsLikeNft) {
+  SetShape map;
+  map.key_types = {19};  // mark, host-endian in a plain map
+  map.key_len = 4;
+  map.flags = NFT_SET_MAP;
+  map.data_type = NFT_DATA_VERDICT;
+  RawSetElement e;
+  e.key = std::string("\x23\0\0\0", 4);
+  e.has_verdict = true;
+  e.verdict = NFT_GOTO;
+  e.chain = "svc-1";
+  e.comment = "c";
+  map.elements = {e};
+  EXPECT_EQ(set_elements_json(map, declared_key(map)).dump(),
+            R"([[{"elem":{"comment":"c","val":35}},{"goto":{"target":"svc-1"}}]])");
+  // An integer key whose typeof the set's userdata does not say is not guessed.
+  SetShape integers;
+  integers.key_types = {4};
+  integers.key_len = 4;
+  EXPECT_THROW(declared_key(integers), nftval::Unknown);
+  integers.key_typeof = {TypeofField{kTypeofPayload, true, 32}};  // @nh,32,32: big-endian, printed in hex
+  integers.elements = {RawSetElement{std::string("\0\0\x01\0", 4)}};
+  const auto key = declared_key(integers);
+  ASSERT_EQ(key.size(), 1u);
+  EXPECT_TRUE(key[0].hex);
+  EXPECT_EQ(set_elements_json(integers, key).dump(), "[256]");
+  // Without a typeof (an anonymous set), nft reads it in the byte order its userdata says.
+  integers.key_typeof.clear();
+  integers.key_byteorder = 1;  // BYTEORDER_HOST_ENDIAN
+  EXPECT_EQ(set_elements_json(integers, declared_key(integers)).dump(), "[65536]");
 }
 
 }  // namespace
