@@ -389,20 +389,33 @@ class NftParser {
     if (auto it = body.find("elem"); it != body.end()) {
       if (!it->is_array()) fail("\"elem\" must be an array");
       set.elements.reserve(it->size());
+      // nft 1.0.6's JSON keeps the first of an element's statements only
+      // (json.c set_elem_expr_json: "TODO: only one statement per element"):
+      // an element with one may have had more, which the text would show.
+      for (const auto& e : *it) {
+        const json& key = e.is_array() && !e.empty() ? e[0] : e;
+        if (!key.is_object() || !key.contains("elem") || !key["elem"].is_object()) continue;
+        for (const auto& [k, v] : key["elem"].items()) {
+          if (k != "val" && k != "timeout" && k != "expires" && k != "comment") {
+            set.elements_undecoded = "an element with a statement (nft -j keeps the first of an element's statements only)";
+          }
+        }
+      }
       for (const auto& e : *it) {
         if (is_map && (!e.is_array() || e.size() != 2)) fail("a map element must be a [key, value] pair");
         NftElementText t = nft_set_element_text(e, set.key_type, set.data_type);
         if (!t.unknown.empty() && set.elements_undecoded.empty()) set.elements_undecoded = t.unknown;
-        set.elements.push_back({std::move(t.key), std::move(t.value), std::move(t.comment), std::move(t.timeout)});
+        set.elements.push_back({std::move(t.key), std::move(t.value), std::move(t.comment), std::move(t.timeout),
+                                std::move(t.statements)});
       }
       // One element the printer does not know leaves them all as nft -j gave them, the set marked.
       if (!set.elements_undecoded.empty()) {
         set.elements.clear();
         for (const auto& e : *it) {
           if (is_map) {
-            set.elements.push_back({e[0].dump(), e[1].dump(), "", ""});
+            set.elements.push_back({e[0].dump(), e[1].dump(), "", "", ""});
           } else {
-            set.elements.push_back({e.dump(), "", "", ""});
+            set.elements.push_back({e.dump(), "", "", "", ""});
           }
         }
       }

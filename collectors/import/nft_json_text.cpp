@@ -729,7 +729,11 @@ NftElementText nft_set_element_text(const json& element, const std::vector<std::
     if (is_kind(key, "elem")) {
       const json& b = key["elem"];
       for (const auto& [k, v] : b.items()) {
-        if (k != "val" && k != "timeout" && k != "expires" && k != "comment") unknown("a set element with a statement");
+        if (k == "val" || k == "timeout" || k == "expires" || k == "comment") continue;
+        // Statements are merged into the object (json.c set_elem_expr_json),
+        // whose key order JSON does not keep: one prints as it is.
+        if (!out.statements.empty()) unknown("a set element with several statements");
+        out.statements = statement(json{{k, v}}, "", false);
       }
       out.key = expr(b.at("val"), kt);
       if (b.contains("timeout")) out.timeout = time_text(b["timeout"]);

@@ -32,6 +32,7 @@ struct NftElementText {
   std::string value;    // a map's value or verdict ("goto svc-1"); "" for a set
   std::string comment;  // the element's comment, unquoted
   std::string timeout;  // its own timeout as nft prints it ("1h30m"); "" for none
+  std::string statements;  // its statement ("counter packets 0 bytes 0"); "" for none
   std::string unknown;  // what could not be printed; "" when the rest is set
 };
 

@@ -4,6 +4,7 @@
 #include <libmnl/libmnl.h>
 #include <libnftnl/chain.h>
 #include <libnftnl/common.h>
+#include <libnftnl/expr.h>
 #include <libnftnl/gen.h>
 #include <libnftnl/set.h>
 #include <libnftnl/table.h>
@@ -404,7 +405,27 @@ RawSetElement raw_element(nftnl_set_elem* e) {
   if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_OBJREF)) raw.objref = nftnl_set_elem_get_str(e, NFTNL_SET_ELEM_OBJREF);
   if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_TIMEOUT)) raw.timeout_ms = nftnl_set_elem_get_u64(e, NFTNL_SET_ELEM_TIMEOUT);
   if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPIRATION)) raw.expires_ms = nftnl_set_elem_get_u64(e, NFTNL_SET_ELEM_EXPIRATION);
-  raw.has_statements = nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPR) || nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPRESSIONS);
+  if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPR) || nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPRESSIONS)) {
+    // libnftnl parsed the statements into objects: built back into the
+    // kernel's attributes, they are read by the rule decoder's own readers.
+    std::vector<char> buf(MNL_SOCKET_BUFFER_SIZE);
+    nlmsghdr* nlh = mnl_nlmsg_put_header(buf.data());
+    nlattr* nest = mnl_attr_nest_start(nlh, NFTA_SET_ELEM_EXPRESSIONS);
+    auto put = [](nftnl_expr* x, void* data) {
+      auto* h = static_cast<nlmsghdr*>(data);
+      nlattr* elem = mnl_attr_nest_start(h, NFTA_LIST_ELEM);
+      nftnl_expr_build_payload(h, x);
+      mnl_attr_nest_end(h, elem);
+      return 0;
+    };
+    if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_EXPR)) {
+      put(static_cast<nftnl_expr*>(const_cast<void*>(nftnl_set_elem_get(e, NFTNL_SET_ELEM_EXPR, nullptr))), nlh);
+    } else {
+      nftnl_set_elem_expr_foreach(e, put, nlh);
+    }
+    mnl_attr_nest_end(nlh, nest);
+    raw.statements.assign(reinterpret_cast<const char*>(nest), nest->nla_len);
+  }
   return raw;
 }
 
@@ -446,7 +467,8 @@ void record_elements(SetInfo& info) {
         why = t.unknown;
         break;
       }
-      set.elements.push_back({std::move(t.key), std::move(t.value), std::move(t.comment), std::move(t.timeout)});
+      set.elements.push_back({std::move(t.key), std::move(t.value), std::move(t.comment), std::move(t.timeout),
+                              std::move(t.statements)});
     }
   } catch (const nftval::Unknown& u) {
     why = u.what;

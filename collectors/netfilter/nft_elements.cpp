@@ -1,5 +1,7 @@
 #include "collectors/netfilter/nft_elements.h"
 
+#include "collectors/netfilter/nft_native.h"
+
 #include <libnftnl/udata.h>
 #include <linux/netfilter/nf_tables.h>
 
@@ -142,11 +144,30 @@ int prefix_len(const std::string& lo, const std::string& hi) {
 // network order there (nft switches it before sending: netlink.c
 // concat_elem_expr, netlink_delinearize_setelem), a string as its bytes.
 json field_value(const KeyField& f, std::string_view b, bool interval) {
+  json v;
   if (interval && f.order == Order::Host && !string_type(f.type) && std::endian::native == std::endian::little) {
     const std::string host(b.rbegin(), b.rend());
-    return value(f.type, Order::Host, host);
+    v = value(f.type, Order::Host, host);
+  } else {
+    v = value(f.type, f.order, b);
   }
-  return value(f.type, f.order, b);
+  // Several flags of a bitmask type: nft lists them as ORs in bit order
+  // (netlink.c bitmask_expr_to_binops), {"|": [{"|": ["fin", "psh"]}, "ack"]}.
+  if (v.is_array()) {
+    json folded = v[0];
+    for (size_t i = 1; i < v.size(); ++i) folded = {{"|", {folded, v[i]}}};
+    return folded;
+  }
+  return v;
+}
+
+// A range's end: nft prints it as a number whatever symbol the value has
+// (expression.c range_expr_print), an address as an address.
+json range_end(const KeyField& f, std::string_view b) {
+  json v = field_value(f, b, true);
+  const bool named = f.type == kIpaddr || f.type == kIp6addr || f.type == kEtheraddr || string_type(f.type);
+  if (!v.is_number() && !named) return integer(b, Order::Big);  // an interval set holds it in network order
+  return v;
 }
 
 // lo..hi of one field (segtree.c add_interval, interval_to_string,
@@ -164,7 +185,7 @@ json interval_value(const KeyField& f, const std::string& lo, const std::string&
   if (plen >= 0 && prefix_type(f.type)) {
     return {{"prefix", {{"addr", field_value(f, lo, true)}, {"len", plen}}}};
   }
-  return {{"range", {field_value(f, lo, true), field_value(f, hi, true)}}};
+  return {{"range", {range_end(f, lo), range_end(f, hi)}}};
 }
 
 // A key as nft -j prints it, split into its fields.
@@ -210,10 +231,11 @@ json map_data(const SetShape& set, std::string_view b) {
 // The element's key with what nft prints beside it (json.c
 // set_elem_expr_json wraps them in "elem").
 json with_attributes(json key, const RawSetElement& e) {
-  if (e.timeout_ms == 0 && e.expires_ms == 0 && e.comment.empty()) return key;
+  if (e.timeout_ms == 0 && e.expires_ms == 0 && e.comment.empty() && e.statements.empty()) return key;
   // nft -j prints whole seconds (json.c set_elem_expr_json); the text would show the milliseconds.
   if (e.timeout_ms % 1000 != 0) unknown("a set element timeout of milliseconds");
   json elem = {{"val", std::move(key)}};
+  if (!e.statements.empty()) elem.update(element_statements(reinterpret_cast<const nlattr*>(e.statements.data())));
   if (e.timeout_ms) elem["timeout"] = e.timeout_ms / 1000;
   if (e.expires_ms) elem["expires"] = e.expires_ms / 1000;
   if (!e.comment.empty()) elem["comment"] = e.comment;
@@ -352,7 +374,6 @@ json set_elements_json(const SetShape& set, const std::vector<KeyField>& key) {
   std::vector<const RawSetElement*> els;
   const RawSetElement* catchall = nullptr;
   for (const RawSetElement& e : set.elements) {
-    if (e.has_statements) unknown("a set element with a statement");
     if (e.flags & NFT_SET_ELEM_CATCHALL) {
       catchall = &e;  // listed last (mergesort.c expr_msort_value, interval_map_decompose)
       continue;

@@ -30,7 +30,9 @@ struct RawSetElement {
   std::string objref;               // an object map's value: the object's name
   uint64_t timeout_ms = 0;          // the element's own timeout (0: none or the set's)
   uint64_t expires_ms = 0;          // time left before it expires (runtime)
-  bool has_statements = false;      // counter, limit, ... on the element: not read back yet
+  // The element's statements (counter, limit, quota): a nest of
+  // NFTA_LIST_ELEM expressions as the kernel dumps them; "" for none.
+  std::string statements;
 };
 
 // What nft's typeof userdata says of one field of a key or a value

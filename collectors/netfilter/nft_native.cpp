@@ -115,6 +115,25 @@ const char* transport_name(uint8_t proto) {
   }
 }
 
+// json.c limit_stmt_json: rate, burst and unit as the kernel holds them.
+json limit_json(const AttrTable& tb) {
+  if (be32(tb[NFTA_LIMIT_TYPE]) != NFT_LIMIT_PKTS) unknown("a limit of bytes");
+  const char* per = nullptr;
+  switch (be64(tb[NFTA_LIMIT_UNIT])) {
+    case 1: per = "second"; break;
+    case 60: per = "minute"; break;
+    case 3600: per = "hour"; break;
+    case 86400: per = "day"; break;
+    case 604800: per = "week"; break;
+    default: unknown("a limit per " + std::to_string(be64(tb[NFTA_LIMIT_UNIT])) + " seconds");
+  }
+  const uint32_t f = be32(tb[NFTA_LIMIT_FLAGS]);
+  if (f & ~static_cast<uint32_t>(NFT_LIMIT_F_INV)) unknown("limit flags " + std::to_string(f));
+  json body = {{"rate", be64(tb[NFTA_LIMIT_RATE])}, {"burst", be32(tb[NFTA_LIMIT_BURST])}, {"per", per}};
+  if (f & NFT_LIMIT_F_INV) body["inv"] = true;
+  return {{"limit", body}};
+}
+
 // ------------------------------------------------------------------ the decoder
 
 class Decoder {
@@ -145,7 +164,7 @@ class Decoder {
     if (name == "reject") return reject(tb);
     if (name == "dynset") return dynset(tb);
     if (name == "notrack") return emit({{"notrack", nullptr}});
-    if (name == "limit") return emit(limit(tb));
+    if (name == "limit") return emit(limit_json(tb));
     if (name == "log") return log(tb);
     if (name == "objref") return objref(tb);
     if (name == "byteorder") return byteorder(tb);
@@ -758,27 +777,8 @@ class Decoder {
   // it there (stateless: a counter without its numbers).
   static json element_statement(std::string_view name, const AttrTable& tb) {
     if (name == "counter") return {{"counter", nullptr}};
-    if (name == "limit") return limit(tb);
+    if (name == "limit") return limit_json(tb);
     unknown("a set statement with a \"" + std::string(name) + "\" statement");
-  }
-
-  // json.c limit_stmt_json: rate, burst and unit as the kernel holds them.
-  static json limit(const AttrTable& tb) {
-    if (be32(tb[NFTA_LIMIT_TYPE]) != NFT_LIMIT_PKTS) unknown("a limit of bytes");
-    const char* per = nullptr;
-    switch (be64(tb[NFTA_LIMIT_UNIT])) {
-      case 1: per = "second"; break;
-      case 60: per = "minute"; break;
-      case 3600: per = "hour"; break;
-      case 86400: per = "day"; break;
-      case 604800: per = "week"; break;
-      default: unknown("a limit per " + std::to_string(be64(tb[NFTA_LIMIT_UNIT])) + " seconds");
-    }
-    const uint32_t f = be32(tb[NFTA_LIMIT_FLAGS]);
-    if (f & ~static_cast<uint32_t>(NFT_LIMIT_F_INV)) unknown("limit flags " + std::to_string(f));
-    json body = {{"rate", be64(tb[NFTA_LIMIT_RATE])}, {"burst", be32(tb[NFTA_LIMIT_BURST])}, {"per", per}};
-    if (f & NFT_LIMIT_F_INV) body["inv"] = true;
-    return {{"limit", body}};
   }
 
   // json.c log_stmt_json: what the kernel dumps of a log expression, the
@@ -941,6 +941,49 @@ class Decoder {
 };
 
 }  // namespace
+
+namespace {
+
+// statement.c/json.c get_rate: a byte count in the largest unit that divides it.
+std::pair<uint64_t, const char*> byte_rate(uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"bytes", "kbytes", "mbytes"};
+  size_t u = 0;
+  while (u + 1 < std::size(kUnits) && bytes != 0 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++u;
+  }
+  return {bytes, kUnits[u]};
+}
+
+}  // namespace
+
+json element_statements(const nlattr* expressions) {
+  json out = json::object();
+  size_t count = 0;
+  for_each_expression(expressions, [&](std::string_view name, const AttrTable& tb) {
+    // Several statements merge into one JSON object whose key order nft -j
+    // does not keep: the text's order would be lost.
+    if (++count > 1) unknown("a set element with several statements");
+    if (name == "counter") {
+      out["counter"] = {{"packets", be64(tb[NFTA_COUNTER_PACKETS])}, {"bytes", be64(tb[NFTA_COUNTER_BYTES])}};
+    } else if (name == "limit") {
+      out.update(limit_json(tb));
+    } else if (name == "quota") {
+      const auto [val, unit] = byte_rate(be64(tb[NFTA_QUOTA_BYTES]));
+      json q = {{"val", val}, {"val_unit", unit}};
+      if (const uint64_t used = be64(tb[NFTA_QUOTA_CONSUMED]); used != 0) {
+        const auto [u, uu] = byte_rate(used);
+        q["used"] = u;
+        q["used_unit"] = uu;
+      }
+      if (be32(tb[NFTA_QUOTA_FLAGS]) & NFT_QUOTA_F_INV) q["inv"] = true;
+      out["quota"] = q;
+    } else {
+      unknown("a set element with a \"" + std::string(name) + "\" statement");
+    }
+  });
+  return out;
+}
 
 NativeStatements native_statements(const nlattr* expressions, uint8_t family, const TableSets& sets) {
   NativeStatements out;

@@ -42,6 +42,11 @@ struct NativeStatements {
 // elements are read with --rules only): the reason `raw` then names.
 inline constexpr const char* kAnonymousElementsUnread = "its anonymous set's elements are read by snapshot --rules only";
 
+// A set element's statements (RawSetElement::statements) as nft -j prints
+// them inside the element (json.c set_elem_expr_json: merged into "elem"):
+// {"counter": {"packets": 0, "bytes": 0}}. Throws nftval::Unknown.
+nlohmann::json element_statements(const nlattr* expressions);
+
 // `family` is the table's NFPROTO_*.
 NativeStatements native_statements(const nlattr* expressions, uint8_t family, const TableSets& sets);
 

@@ -102,6 +102,7 @@ json set_json(const NftSet& s) {
     if (!e.value.empty()) ej["value"] = e.value;
     if (!e.comment.empty()) ej["comment"] = e.comment;
     if (!e.timeout.empty()) ej["timeout"] = e.timeout;
+    if (!e.statements.empty()) ej["statements"] = e.statements;
     el.push_back(std::move(ej));
   }
   j["elements"] = std::move(el);
@@ -371,7 +372,8 @@ NftSet read_set(const Reader& r) {
   s.elements_recorded = r.bool_or("elements_recorded", false);
   if (r.has("elements")) {
     for (const auto& e : r.at("elements").items()) {
-      s.elements.push_back({e.at("key").str(), e.str_or("value"), e.str_or("comment"), e.str_or("timeout")});
+      s.elements.push_back({e.at("key").str(), e.str_or("value"), e.str_or("comment"), e.str_or("timeout"),
+                            e.str_or("statements")});
     }
   }
   s.elements_unread = r.str_or("elements_unread");

@@ -123,12 +123,13 @@ struct Chain {
   bool operator==(const Chain&) const = default;
 };
 
-// An element as `nft list set` prints it: KEY [timeout T] [comment "C"] [: VALUE].
+// An element as `nft list set` prints it: KEY [STATEMENTS] [timeout T] [comment "C"] [: VALUE].
 struct SetElement {
   std::string key;      // rendered as nft prints it: "172.30.0.41 . tcp . 80"
   std::string value;    // map data / verdict ("goto service-ULMVA6XW-ns1/svc1/tcp/p80"), "" for sets
   std::string comment;
   std::string timeout;  // the element's own timeout as nft prints it ("1h"), "" for none
+  std::string statements;  // its statement as nft prints it ("counter packets 0 bytes 0"), "" for none
   bool operator==(const SetElement&) const = default;
 };
 

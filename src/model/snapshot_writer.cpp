@@ -411,6 +411,7 @@ void write_set(Writer& w, const NftSet& s, int level) {
     w.open('{', el);
     if (!e.comment.empty()) w.key("comment", el + 1), w.string(e.comment);
     w.key("key", el + 1), w.string(e.key);
+    if (!e.statements.empty()) w.key("statements", el + 1), w.string(e.statements);
     if (!e.timeout.empty()) w.key("timeout", el + 1), w.string(e.timeout);
     if (!e.value.empty()) w.key("value", el + 1), w.string(e.value);
     w.close('}', el, false);

@@ -78,6 +78,7 @@ inline NftTextRules nft_text_rules(const std::string& text) {
 // An element's text as nft prints it, from the snapshot's fields.
 inline std::string nft_element_text(const model::SetElement& e) {
   std::string out = e.key;
+  if (!e.statements.empty()) out += " " + e.statements;
   if (!e.timeout.empty()) out += " timeout " + e.timeout;
   if (!e.comment.empty()) out += " comment \"" + e.comment + "\"";
   if (!e.value.empty()) out += " : " + e.value;
