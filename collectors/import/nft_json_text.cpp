@@ -608,6 +608,15 @@ std::string set_stmt(const json& b) {
   return out + " }";
 }
 
+// statement.c map_stmt_print, from nft 1.0.7's JSON form of it (1.0.6 prints the text itself).
+std::string map_stmt(const json& b) {
+  const std::string op = b.value("op", "");
+  if (op != "add" && op != "update" && op != "delete") unknown("map statement \"" + op + "\"");
+  std::string out = op + " " + b.at("map").get<std::string>() + " { " + expr(b.at("elem"));
+  for (const auto& s : b.value("stmt", json::array())) out += " " + statement(s, "", true);
+  return out + " : " + expr(b.at("data")) + " }";
+}
+
 std::string meter_stmt(const json& b) {  // statement.c meter_stmt_print
   std::string out = "meter ";
   if (b.contains("name")) out += b["name"].get<std::string>() + " ";
@@ -646,6 +655,7 @@ std::string statement(const json& s, const std::string& family, bool stateless) 
   if (kind == "dnat" || kind == "snat" || kind == "masquerade" || kind == "redirect") return nat(kind, b);
   if (kind == "reject") return reject(b, family);
   if (kind == "mangle") return mangle(b);
+  if (kind == "map" && b.is_object() && b.contains("op")) return map_stmt(b);
   if (kind == "vmap" || kind == "map") return map_expr(kind, b, kPlain);
   if (kind == "set") return set_stmt(b);
   if (kind == "log") return log_stmt(b);

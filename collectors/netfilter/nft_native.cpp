@@ -413,7 +413,9 @@ class Decoder {
   // `e & m`, `e | x`, `e ^ x`: nft's own reading of a mask-and-xor
   // (netlink_delinearize.c binop_postprocess).
   void bitwise(const AttrTable& tb) {
-    if (tb[NFTA_BITWISE_OP] && be32(tb[NFTA_BITWISE_OP]) != NFT_BITWISE_BOOL) unknown("a bitwise shift");
+    const uint32_t op = be32(tb[NFTA_BITWISE_OP]);
+    if (op == NFT_BITWISE_LSHIFT || op == NFT_BITWISE_RSHIFT) return shift(tb, op);
+    if (op != NFT_BITWISE_BOOL) unknown("bitwise operation " + std::to_string(op));
     const Value src = reg(be32(tb[NFTA_BITWISE_SREG]));
     if (src.kind != Value::kExpr || !src.fields.empty()) unknown("a bitwise operation on a constant or on several fields");
     const std::string mask(data_value(tb[NFTA_BITWISE_MASK])), x(data_value(tb[NFTA_BITWISE_XOR]));
@@ -435,6 +437,19 @@ class Decoder {
       if (!inverse) unknown("a mask-and-xor that is not one of &, |, ^");
       v.expr = {{"|", {src.expr, value(int_type(src), src.order, x)}}};
     }
+    write(tb[NFTA_BITWISE_DREG], std::move(v));
+  }
+
+  // A shift by a constant number of bits (netlink_delinearize.c
+  // netlink_parse_bitwise: NFTA_BITWISE_DATA holds it, host-endian).
+  void shift(const AttrTable& tb, uint32_t op) {
+    const Value src = reg(be32(tb[NFTA_BITWISE_SREG]));
+    if (src.kind != Value::kExpr || !src.fields.empty() || src.bits || src.shift) unknown("a shift of a constant or of a bit field");
+    const std::string amount(data_value(tb[NFTA_BITWISE_DATA]));
+    if (amount.size() != 4) unknown("a shift by an amount of " + std::to_string(amount.size()) + " bytes");
+    Value v = src;
+    v.mask.clear();
+    v.expr = {{op == NFT_BITWISE_LSHIFT ? "<<" : ">>", {src.expr, integer(amount, Order::Host)}}};
     write(tb[NFTA_BITWISE_DREG], std::move(v));
   }
 
@@ -620,13 +635,19 @@ class Decoder {
   // The key a lookup reads: one register, or a concatenation of as many as
   // the set's key has fields.
   std::vector<Value> key_of(const nlattr* sreg, const SetShape& set) {
+    return fields_of(sreg, set.key_types, !set.key_typeof.empty());
+  }
+
+  // Registers from `sreg` on holding one value of each of `types` (a set's
+  // key, a map's data).
+  std::vector<Value> fields_of(const nlattr* sreg, const std::vector<uint32_t>& types, bool typeof_declared) {
     std::vector<Value> parts;
     size_t s = slot(be32(sreg));
-    const size_t fields = std::max<size_t>(set.key_types.size(), 1);
+    const size_t fields = std::max<size_t>(types.size(), 1);
     for (size_t i = 0; i < fields; ++i) {
       if (s >= regs_.size() || regs_[s].kind == Value::kNone) unknown("a lookup key that is not loaded");
       parts.push_back(regs_[s]);
-      if (parts.back().kind == Value::kLiteral) parts.back() = key_constant(parts.back(), set, i);
+      if (parts.back().kind == Value::kLiteral) parts.back() = key_constant(parts.back(), types, i, typeof_declared);
       s += (regs_[s].len + 3) / 4;
     }
     for (const Value& p : parts) {
@@ -638,15 +659,21 @@ class Decoder {
     return parts;
   }
 
-  // A constant in a key (`add @s { ip saddr . 10002 }`): it prints as the
-  // set's key type at its place; an integer's byte order is not known here.
-  static Value key_constant(const Value& c, const SetShape& set, size_t i) {
-    if (i >= set.key_types.size() || set.key_types[i] == kInteger || set.key_types[i] == kInvalid) {
-      unknown("a constant in a set key of no known type");
+  // A constant in a key or a map value (`add @s { ip saddr . 10002 }`): it
+  // prints as the set's type at its place. Its JSON is a bare value, whose
+  // print form the printer takes from an expression beside it: only types
+  // that print as JSON gives them. In a typeof set nft prints such a
+  // constant as "0xa020304 [invalid type]", not read here.
+  static Value key_constant(const Value& c, const std::vector<uint32_t>& types, size_t i, bool typeof_declared) {
+    if (i >= types.size()) unknown("a constant in a set key of no known type");
+    if (typeof_declared) unknown("a constant in the key or value of a typeof set");
+    const uint32_t t = types[i];
+    if (t != kIpaddr && t != kIp6addr && t != kInetService && t != kInetProto && t != kEtheraddr) {
+      unknown("a constant of datatype " + std::to_string(t) + " in a set statement");
     }
     Value v = c;
     v.kind = Value::kExpr;
-    v.type = set.key_types[i];
+    v.type = types[i];
     v.expr = value(v.type, Order::Big, c.bytes);
     return v;
   }
@@ -721,7 +748,6 @@ class Decoder {
   }
 
   void dynset(const AttrTable& tb) {
-    if (tb[NFTA_DYNSET_SREG_DATA]) unknown("a set statement with a value");
     // A zero timeout is the set's own (nft sends it for `update @s { ip saddr }`) and is not printed.
     const uint64_t timeout_ms = be64(tb[NFTA_DYNSET_TIMEOUT]);
     // nft -j prints whole seconds (json.c time_type_json); the text would show the milliseconds.
@@ -748,6 +774,18 @@ class Decoder {
     });
     if (!stmts.empty()) body["stmt"] = stmts;
     for (const Value& p : parts) used(p);
+    if (tb[NFTA_DYNSET_SREG_DATA]) {
+      // A map's: `update @m { ip saddr : tcp sport }` (statement.c
+      // map_stmt_print; nft 1.0.6 -j prints it as that text, later nfts as
+      // {"map": {"op", "elem", "data", "map"}}, the form used here).
+      if (set.data_type == NFT_DATA_VERDICT) unknown("a map statement of a verdict");
+      const std::vector<Value> data = fields_of(tb[NFTA_DYNSET_SREG_DATA], split_key_type(set.data_type), !set.data_typeof.empty());
+      for (const Value& p : data) used(p);
+      body["data"] = key_expr(data);
+      body["map"] = body["set"];
+      body.erase("set");
+      return emit({{"map", body}});
+    }
     emit({{"set", body}});
   }
 
