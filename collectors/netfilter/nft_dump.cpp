@@ -357,14 +357,33 @@ int dump_rules(NlSocket& sock, Attempt& a, ChainInfo& info, bool iptables, const
     chain.rules_recorded = false;
     return err;
   }
+  // With a spool, a long chain (KUBE-SERVICES, one rule per Service) is
+  // rendered a slice at a time as it is read: its records are not all held
+  // at once beside their text.
+  static constexpr size_t kSlice = 512;
+  const bool stream = options.spool && options.spool->failure() == 0;
+  model::RuleLines lines;
+  uint32_t read = 0;
   const int err = sock.talk(nlh, [&](const nlmsghdr* m) {
     a.check(m);
     model::Rule rule = decode_nft_rule(m, opts);
-    rule.position = static_cast<uint32_t>(rules.size() + 1);
+    rule.position = ++read;
     rules.push_back(std::move(rule));
+    if (stream && rules.size() == kSlice) {
+      for (const auto& r : rules) lines.add(r);
+      rules.clear();
+    }
     return MNL_CB_OK;
   });
-  if (err == 0 && options.spool && !rules.empty()) {
+  if (err == 0 && stream && lines.size() > 0) {
+    for (const auto& r : rules) lines.add(r);
+    rules.clear();
+    rules.shrink_to_fit();
+    options.spool->store_text(iptables ? model::Backend::IptablesNft : model::Backend::Nftables,
+                              nft_family_name(info.family), table, chain.name, lines.text());
+    chain.rule_count = read;
+    info.spooled = true;
+  } else if (err == 0 && options.spool && !rules.empty()) {
     // Out of memory as soon as read: the bulk of a big node's snapshot.
     const size_t count = rules.size();
     if (options.spool->store(iptables ? model::Backend::IptablesNft : model::Backend::Nftables,

@@ -432,7 +432,7 @@ void write_set(Writer& w, const NftSet& s, int level) {
 // several threads, each into its own buffer, and written in order.
 void write_chains(Writer& w, const Table& t, int level, const TableContext& ctx) {
   static constexpr size_t kSlice = 2048;       // chains per slice at most
-  static constexpr uint64_t kSliceRules = 4096;  // and rules: a slice's text is held until written
+  static constexpr uint64_t kSliceRules = 1024;  // and rules: a slice's text is held until written
   const size_t n = t.chains.size();
   const size_t threads = std::min<size_t>(std::max(1U, std::thread::hardware_concurrency()), 8);
   if (n < 4 * kSlice || threads == 1) {
@@ -869,22 +869,44 @@ bool RuleSpool::store(Backend backend, const std::string& family, const std::str
                       std::vector<Rule>& rules) {
   RuleLines lines;  // rendered outside the lock
   for (const auto& r : rules) lines.add(r);
-  const std::string& text = lines.text();
+  {
+    std::lock_guard lock(impl_->mu);
+    if (impl_->failed) return false;
+  }
+  store_text(backend, family, table, chain, lines.text());
+  rules.clear();
+  rules.shrink_to_fit();
+  return true;
+}
+
+void RuleSpool::store_text(Backend backend, const std::string& family, const std::string& table, const std::string& chain,
+                           std::string& text) {
   std::lock_guard lock(impl_->mu);
-  if (impl_->failed) return false;
   const Impl::Span span{impl_->end, text.size()};
-  impl_->pending += text;
-  impl_->end += text.size();
   auto& chains = impl_->tables[Impl::table_key(backend, family, table)];
   if (auto it = chains.find(chain); it != chains.end()) {
     it->second = span;
   } else {
     chains.emplace(impl_->keep(chain), span);
   }
-  if (impl_->pending.size() >= impl_->batch_size) impl_->flush();
-  rules.clear();
-  rules.shrink_to_fit();
-  return true;
+  impl_->end += text.size();
+  if (impl_->failed || text.size() < impl_->batch_size / 2) {
+    impl_->pending += text;
+    if (impl_->pending.size() >= impl_->batch_size) impl_->flush();
+  } else {
+    // A long chain (KUBE-SERVICES: 2 MB at 5,000 Services) goes to the file
+    // as it is, not copied into the batch first.
+    impl_->flush();
+    if (impl_->failed) {
+      impl_->pending += text;
+    } else {
+      std::swap(impl_->pending, text);  // the batch is empty now
+      impl_->flush();                   // a failure keeps it there, in memory
+      if (!impl_->failed) std::swap(impl_->pending, text);
+    }
+  }
+  text.clear();
+  text.shrink_to_fit();
 }
 
 int RuleSpool::failure() const {

@@ -132,6 +132,11 @@ class RuleSpool : public RuleText {
   // `rules` is left as it was, and the caller keeps them in memory.
   bool store(Backend backend, const std::string& family, const std::string& table, const std::string& chain,
              std::vector<Rule>& rules);
+  // Stores a chain's rendered rules (RuleLines::text(): a collector that
+  // renders a long chain as it reads it, a slice at a time) and empties
+  // `text`. Never refuses: after the file failed, the text stays in memory.
+  void store_text(Backend backend, const std::string& family, const std::string& table, const std::string& chain,
+                  std::string& text);
   // errno of the first failed store, 0 when none failed.
   int failure() const;
   // Forgets everything (a collector starting its read again).
