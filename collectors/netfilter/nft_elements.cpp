@@ -57,6 +57,32 @@ const DatatypeInfo& info(uint32_t type) {
   return kDatatypes[type];
 }
 
+// The integer keys of meta and ct (meta.c meta_templates, ct.c
+// ct_templates: width and byte order); nullptr for another key.
+const KeyField* meta_integer(uint32_t key) {
+  static constexpr KeyField kLen{kInteger, Order::Host, 4}, kNftrace{kInteger, Order::Host, 1},
+      kRandom{kInteger, Order::Big, 4}, kPvid{kInteger, Order::Host, 2};
+  switch (key) {
+    case NFT_META_LEN: case NFT_META_CPU: case NFT_META_CGROUP: case NFT_META_SECMARK: return &kLen;
+    case NFT_META_NFTRACE: return &kNftrace;
+    case NFT_META_PRANDOM: return &kRandom;
+    case NFT_META_BRI_IIFPVID: return &kPvid;
+    default: return nullptr;
+  }
+}
+
+const KeyField* ct_integer(uint32_t key) {
+  static constexpr KeyField kCount{kInteger, Order::Host, 8}, kZone{kInteger, Order::Host, 2},
+      kSecmark{kInteger, Order::Host, 4}, kId{kInteger, Order::Big, 4};
+  switch (key) {
+    case NFT_CT_BYTES: case NFT_CT_PKTS: case NFT_CT_AVGPKT: return &kCount;
+    case NFT_CT_ZONE: return &kZone;
+    case NFT_CT_SECMARK: return &kSecmark;
+    case NFT_CT_ID: return &kId;
+    default: return nullptr;
+  }
+}
+
 // An integer field as its typeof declares it: a payload field (big-endian,
 // its width in the userdata), or a number nft generates (host-endian, 32
 // bits: numgen.c, hash.c). Other expressions' integers are not read yet.
@@ -77,6 +103,8 @@ KeyField typeof_integer(const std::vector<TypeofField>& typeof_fields, uint32_t 
   } else if (t.expr == kTypeofNumgen || t.expr == kTypeofHash) {
     f.order = Order::Host;
     f.len = 4;
+  } else if (const KeyField* m = t.expr == kTypeofMeta ? meta_integer(t.key) : t.expr == kTypeofCt ? ct_integer(t.key) : nullptr) {
+    f = *m;
   } else {
     unknown("an integer field of a typeof expression not read yet (expression type " + std::to_string(t.expr) + ")");
   }
@@ -307,6 +335,10 @@ uint32_t udata_u32(const nftnl_udata* a) {
 TypeofField typeof_field(uint32_t expr, const nftnl_udata* data) {
   TypeofField f;
   f.expr = expr;
+  if ((expr == kTypeofMeta || expr == kTypeofCt) && data != nullptr) {
+    const auto tb = udata_table(nftnl_udata_get(data), nftnl_udata_len(data), 0);  // NFTNL_UDATA_META_KEY, _CT_KEY
+    f.key = udata_u32(tb[0]);
+  }
   if (expr == kTypeofPayload && data != nullptr) {
     enum { kDesc, kType, kBase, kOffset, kLen };
     const auto tb = udata_table(nftnl_udata_get(data), nftnl_udata_len(data), kLen);

@@ -42,8 +42,10 @@ struct TypeofField {
   uint32_t expr = 0;   // nft's enum expr_types: kTypeofPayload, kTypeofNumgen, ...; 0 = not said
   bool raw = false;    // a raw payload (@nh,32,32): its values print in hex (payload.c: xinteger_type)
   uint32_t bits = 0;   // a payload integer's width (NFTNL_UDATA_SET_KEY_PAYLOAD_LEN)
+  uint32_t key = 0;    // a meta or ct expression's key (NFT_META_*, NFT_CT_*)
 };
-inline constexpr uint32_t kTypeofPayload = 7, kTypeofConcat = 13, kTypeofNumgen = 23, kTypeofHash = 24;
+inline constexpr uint32_t kTypeofPayload = 7, kTypeofMeta = 9, kTypeofCt = 12, kTypeofConcat = 13, kTypeofNumgen = 23,
+                          kTypeofHash = 24;
 
 // A set's declaration as the kernel holds it, and its elements once read.
 struct SetShape {
