@@ -441,16 +441,26 @@ void write_chains(Writer& w, const Table& t, int level, const TableContext& ctx)
   }
   // Slices end at kSlice chains or kSliceRules rules, whichever comes first:
   // 2048 KUBE-SVC chains of 10 rules each would be 12 MB of text.
+  // A long chain (KUBE-SERVICES: one rule per Service) is a slice of its
+  // own, written by this thread straight from its source: rendered into a
+  // slice it would be held whole, twice over with the next round's.
   std::vector<size_t> cuts{0};
+  std::vector<bool> direct;
   for (size_t i = 0, chains = 0, rules = 0; i < n; ++i) {
+    if (t.chains[i].rule_count >= kSliceRules) {
+      if (chains > 0) cuts.push_back(i), direct.push_back(false);
+      cuts.push_back(i + 1), direct.push_back(true);
+      chains = rules = 0;
+      continue;
+    }
     ++chains;
     rules += t.chains[i].rule_count;
     if (chains == kSlice || rules >= kSliceRules) {
-      cuts.push_back(i + 1);
+      cuts.push_back(i + 1), direct.push_back(false);
       chains = rules = 0;
     }
   }
-  if (cuts.back() != n) cuts.push_back(n);
+  if (cuts.back() != n) cuts.push_back(n), direct.push_back(false);
   const size_t slices = cuts.size() - 1;
   // Round r+1 is rendered while round r is written.
   const size_t rounds = (slices + threads - 1) / threads;
@@ -467,8 +477,9 @@ void write_chains(Writer& w, const Table& t, int level, const TableContext& ctx)
     auto render = [&](size_t k) {
       try {
         const size_t index = round * threads + k;
-        const size_t begin = index < slices ? cuts[index] : n;
-        const size_t end = index < slices ? cuts[index + 1] : n;
+        const bool skip = index >= slices || direct[index];
+        const size_t begin = skip ? n : cuts[index];
+        const size_t end = skip ? n : cuts[index + 1];
         Writer slice(nullptr, std::move(out[k].text));
         out[k].pieces.clear();
         if (by_reference) slice.collect_pieces(&out[k].pieces);
@@ -493,7 +504,17 @@ void write_chains(Writer& w, const Table& t, int level, const TableContext& ctx)
     std::thread ahead;
     if (round + 1 < rounds) ahead = std::thread(render_round, round + 1, std::ref(next));
     try {
-      for (const auto& r : current) by_reference ? w.write_pieces(r.text, r.pieces) : w.text_block(r.text);
+      for (size_t k = 0; k < threads; ++k) {
+        const size_t index = round * threads + k;
+        if (index < slices && direct[index]) {
+          const size_t i = cuts[index];
+          w.first_ = i == 0;
+          w.item(level), write_chain(w, t.chains[i], i, level, ctx);
+          continue;
+        }
+        const Rendered& r = current[k];
+        by_reference ? w.write_pieces(r.text, r.pieces) : w.text_block(r.text);
+      }
     } catch (...) {
       if (ahead.joinable()) ahead.join();
       throw;
