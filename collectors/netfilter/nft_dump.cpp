@@ -229,6 +229,12 @@ int dump_tables(NlSocket& sock, Attempt& a) {
 }
 
 int dump_chains(NlSocket& sock, Attempt& a, const std::map<std::pair<uint8_t, std::string>, size_t>& table_index) {
+  size_t chains = 0;  // at most the tables' use counts (dump_tables reserved each table's)
+  for (auto& t : a.tables) {
+    t.chains.reserve(t.table.chains.capacity());
+    chains += t.table.chains.capacity();
+  }
+  a.chains.reserve(chains);
   char req[MNL_SOCKET_BUFFER_SIZE];
   nlmsghdr* nlh = nftnl_nlmsg_build_hdr(req, NFT_MSG_GETCHAIN, NFPROTO_UNSPEC, NLM_F_DUMP, sock.next_seq());
   return sock.talk(nlh, [&](const nlmsghdr* m) {

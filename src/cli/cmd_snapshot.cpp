@@ -1,5 +1,6 @@
 // `dpscope snapshot`: the live, read-only snapshot of this node (or of one
 // network namespace) -> one snapshot file.
+#include <malloc.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -206,6 +207,12 @@ int run_snapshot(const SnapshotSettings& settings) {
   if (!settings.receive_only && getenv("DPSCOPE_NO_SPOOL") == nullptr) {
     try {
       spool = std::make_unique<model::RuleSpool>();
+      // What the snapshot then holds at once is small, but glibc raises its
+      // trim threshold to twice the largest block freed (a long chain's text:
+      // megabytes) and keeps that much freed heap: a fixed threshold (the
+      // default value, 128 KiB) stops the raising. Real kube-proxy 3000x8:
+      // peak RSS 26.7-28.0 MB -> 25.1-25.3 MB.
+      mallopt(M_TRIM_THRESHOLD, 128 << 10);
     } catch (const SystemError& e) {
       if (!settings.quiet) std::cerr << "dpscope: note: keeping rules in memory: " << e.what() << "\n";
     }
