@@ -1,7 +1,5 @@
 #include "collectors/netfilter/nft_elements.h"
 
-#include "collectors/netfilter/nft_native.h"
-
 #include <libnftnl/udata.h>
 #include <linux/netfilter/nf_tables.h>
 
@@ -9,6 +7,8 @@
 #include <bit>
 #include <cstring>
 #include <string_view>
+
+#include "collectors/netfilter/nft_native.h"  // element_statements
 
 namespace dpscope::netfilter {
 
