@@ -716,7 +716,8 @@ Type datatype_type(const std::string& name) {
   static const std::set<std::string> plain = {
       "ipv4_addr", "ipv6_addr", "ether_addr", "inet_proto", "inet_service", "nf_proto", "icmp_type",
       "icmpv6_type", "icmp_code", "icmpv6_code", "icmpx_code", "arp_op", "iface_type", "pkt_type", "ct_dir",
-      "fib_addrtype", "uid", "gid", "boolean", "igmp_type", "mh_type", "dccp_pkttype", "ll_addr"};
+      "fib_addrtype", "uid", "gid", "boolean", "igmp_type", "mh_type", "dccp_pkttype", "ll_addr",
+      "classid"};  // a tc handle: "1:2", "root", "none" (meta.c tchandle_type_print)
   if (plain.count(name)) return kPlain;
   unknown("a set of datatype \"" + name + "\"");
 }

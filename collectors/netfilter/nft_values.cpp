@@ -112,6 +112,16 @@ json value(uint32_t type, Order order, std::string_view b) {
       if (index != 0 && if_indextoname(static_cast<unsigned>(index), name) != nullptr) return std::string(name);
       return index;
     }
+    case kClassid: {
+      // A tc handle (meta.c tchandle_type_print): "root", "none" or major:minor in hex.
+      if (b.size() != 4) unknown("a tc handle of a wrong size");
+      const uint64_t h = integer(b, Order::Host);
+      if (h == 0xffffffff) return "root";
+      if (h == 0) return "none";
+      char buf[24];
+      std::snprintf(buf, sizeof buf, "%x:%x", static_cast<unsigned>(h >> 16), static_cast<unsigned>(h & 0xffff));
+      return std::string(buf);
+    }
     case kArphrd:
       return symbol(integer(b, Order::Host), {{1, "ether"}, {512, "ppp"}, {768, "ipip"}, {769, "ipip6"},
                                               {772, "loopback"}, {776, "sit"}, {778, "ipgre"}});

@@ -247,7 +247,7 @@ TEST(NftTextCorpus, PrintedTextIsNftsOwnAndCoverageHolds) {
   EXPECT_EQ(import_sets_wrong, 0u);
   EXPECT_GE(sets, 200u);
   // Ratchets, not the goal (100%), as for the rules.
-  EXPECT_GE(live_sets_right * 100, (sets - sets_absent) * 96) << report;
+  EXPECT_GE(live_sets_right * 100, (sets - sets_absent) * 97) << report;
   EXPECT_GE(import_sets_right * 100, (sets - sets_absent) * 91) << report;
 }
 
