@@ -512,7 +512,13 @@ void record_elements(SetInfo& info) {
       model::SetElement el;
       el.key = (e.flags & NFT_SET_ELEM_CATCHALL) ? "*" : hex_bytes(e.key);
       if (!e.key_end.empty()) el.key += "-" + hex_bytes(e.key_end);
-      el.value = e.has_verdict ? "verdict " + std::to_string(e.verdict) + (e.chain.empty() ? "" : " " + e.chain) : !e.objref.empty() ? e.objref : e.data.empty() ? "" : hex_bytes(e.data);
+      if (e.has_verdict) {
+        el.value = "verdict " + std::to_string(e.verdict) + (e.chain.empty() ? "" : " " + e.chain);
+      } else if (!e.objref.empty()) {
+        el.value = e.objref;
+      } else if (!e.data.empty()) {
+        el.value = hex_bytes(e.data);
+      }
       el.comment = e.comment;
       set.elements.push_back(std::move(el));
     }

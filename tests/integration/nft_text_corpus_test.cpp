@@ -49,7 +49,7 @@ TEST(NftTextCorpus, PrintedTextIsNftsOwnAndCoverageHolds) {
   size_t sets = 0, set_elements = 0, sets_absent = 0, live_sets_right = 0, import_sets_right = 0, sets_live_import_same = 0;
   size_t live_sets_wrong = 0, import_sets_wrong = 0;
   std::map<std::string, size_t> live_set_undecoded, import_set_undecoded;
-  std::map<std::string, std::string> live_set_undecoded_example;
+  std::map<std::string, std::string> live_set_undecoded_example, import_set_undecoded_example;
   std::vector<std::string> set_examples;
   for (const auto& path : dumps) {
     const std::string name = path.substr(path.find("nftables-dumps/") + 15);
@@ -170,29 +170,24 @@ TEST(NftTextCorpus, PrintedTextIsNftsOwnAndCoverageHolds) {
         continue;
       }
       const std::string where = name + ": set " + std::get<1>(key) + " " + std::get<2>(key);
-      if (!l->elements_undecoded.empty()) {
-        const std::string why = l->elements_undecoded.substr(0, 70);
-        if (live_set_undecoded[why]++ == 0) live_set_undecoded_example[why] = where;
-      } else if (texts(*l) == elements) {
-        ++live_sets_right;
-      } else {
-        ++live_sets_wrong;
-        if (set_examples.size() < 25) {
-          set_examples.push_back(where + "\n      nft:  " + testing::PrintToString(elements) +
-                                 "\n      live: " + testing::PrintToString(texts(*l)));
+      // One side's elements against nft's: undecoded (marked, with why), right, or wrong.
+      auto judge = [&](const char* side, const model::NftSet& set, size_t& right, size_t& wrong,
+                       std::map<std::string, size_t>& undecoded, std::map<std::string, std::string>& example) {
+        if (!set.elements_undecoded.empty()) {
+          const std::string why = set.elements_undecoded.substr(0, 70);
+          if (undecoded[why]++ == 0) example[why] = where;
+        } else if (texts(set) == elements) {
+          ++right;
+        } else {
+          ++wrong;
+          if (set_examples.size() < 25) {
+            set_examples.push_back(where + "\n      nft:    " + testing::PrintToString(elements) + "\n      " + side +
+                                   ": " + testing::PrintToString(texts(set)));
+          }
         }
-      }
-      if (!m->elements_undecoded.empty()) {
-        import_set_undecoded[m->elements_undecoded.substr(0, 70)]++;
-      } else if (texts(*m) == elements) {
-        ++import_sets_right;
-      } else {
-        ++import_sets_wrong;
-        if (set_examples.size() < 25) {
-          set_examples.push_back(where + "\n      nft:    " + testing::PrintToString(elements) +
-                                 "\n      import: " + testing::PrintToString(texts(*m)));
-        }
-      }
+      };
+      judge("live  ", *l, live_sets_right, live_sets_wrong, live_set_undecoded, live_set_undecoded_example);
+      judge("import", *m, import_sets_right, import_sets_wrong, import_set_undecoded, import_set_undecoded_example);
       if (l->elements == m->elements && l->elements_undecoded.empty() == m->elements_undecoded.empty()) ++sets_live_import_same;
     }
   }
@@ -217,7 +212,9 @@ TEST(NftTextCorpus, PrintedTextIsNftsOwnAndCoverageHolds) {
             std::to_string(sets_absent) + " of tables read as iptables-nft's\n";
   report += "  import elements == nft's: " + std::to_string(import_sets_right) + " sets, " +
             std::to_string(import_sets_wrong) + " wrong\n";
-  for (const auto& [why, n] : import_set_undecoded) report += "    " + std::to_string(n) + "  import: " + why + "\n";
+  for (const auto& [why, n] : import_set_undecoded) {
+    report += "    " + std::to_string(n) + "  import: " + why + "\n        e.g. " + import_set_undecoded_example[why] + "\n";
+  }
   report += "  live elements == nft's:   " + std::to_string(live_sets_right) + " sets, " +
             std::to_string(live_sets_wrong) + " wrong\n";
   for (const auto& [why, n] : live_set_undecoded) {
