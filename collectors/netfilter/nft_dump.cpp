@@ -5,7 +5,9 @@
 #include <libnftnl/chain.h>
 #include <libnftnl/common.h>
 #include <libnftnl/expr.h>
+#include <libnftnl/flowtable.h>
 #include <libnftnl/gen.h>
+#include <libnftnl/object.h>
 #include <libnftnl/set.h>
 #include <libnftnl/table.h>
 #include <libnftnl/udata.h>
@@ -31,6 +33,8 @@
 #include "collectors/netfilter/nft_rule.h"
 #include "collectors/import/nft_json_text.h"
 #include "collectors/netfilter/nft_elements.h"
+#include "collectors/netfilter/nft_objects.h"
+#include "collectors/netfilter/nft_typeof.h"
 #include "model/iptables.h"
 #include "util/error.h"
 
@@ -217,6 +221,19 @@ int dump_tables(NlSocket& sock, Attempt& a) {
     info.family = static_cast<uint8_t>(nftnl_table_get_u32(t.get(), NFTNL_TABLE_FAMILY));
     info.table.family = nft_family_name(info.family);
     info.table.name = nftnl_table_get_str(t.get(), NFTNL_TABLE_NAME);
+    info.table.declarations_recorded = true;
+    info.table.handle = nftnl_table_get_u64(t.get(), NFTNL_TABLE_HANDLE);
+    if (nftnl_table_is_set(t.get(), NFTNL_TABLE_FLAGS)) {
+      const uint32_t flags = nftnl_table_get_u32(t.get(), NFTNL_TABLE_FLAGS);
+      // rule.c table_flags_name, in bit order.
+      if (flags & NFT_TABLE_F_DORMANT) info.table.flags.push_back("dormant");
+      if (flags & NFT_TABLE_F_OWNER) info.table.flags.push_back("owner");
+    }
+    if (nftnl_table_is_set(t.get(), NFTNL_TABLE_USERDATA)) {
+      uint32_t len = 0;
+      const void* ud = nftnl_table_get_data(t.get(), NFTNL_TABLE_USERDATA, &len);
+      info.table.comment = chain_udata_comment(ud, len, NFTNL_UDATA_TABLE_COMMENT);
+    }
     // The table's use count (chains, sets, objects): room for its chains at
     // once, not a vector doubling through 37,000 of them (and holding both
     // copies while it moves).
@@ -251,6 +268,14 @@ int dump_chains(NlSocket& sock, Attempt& a, const std::map<std::pair<uint8_t, st
     info.table = it->second;
     model::Chain chain;
     chain.name = nftnl_chain_get_str(c.get(), NFTNL_CHAIN_NAME);
+    chain.handle = nftnl_chain_get_u64(c.get(), NFTNL_CHAIN_HANDLE);
+    if (nftnl_chain_is_set(c.get(), NFTNL_CHAIN_USERDATA)) {
+      uint32_t len = 0;
+      const void* ud = nftnl_chain_get_data(c.get(), NFTNL_CHAIN_USERDATA, &len);
+      if (std::string comment = chain_udata_comment(ud, len, NFTNL_UDATA_CHAIN_COMMENT); !comment.empty()) {
+        chain.comment = std::move(comment);
+      }
+    }
     if (nftnl_chain_is_set(c.get(), NFTNL_CHAIN_HOOKNUM)) {
       info.has_hook = true;
       info.hooknum = nftnl_chain_get_u32(c.get(), NFTNL_CHAIN_HOOKNUM);
@@ -258,6 +283,17 @@ int dump_chains(NlSocket& sock, Attempt& a, const std::map<std::pair<uint8_t, st
       base.hook = nft_hook_name(info.family, info.hooknum);
       if (nftnl_chain_is_set(c.get(), NFTNL_CHAIN_TYPE)) base.type = nftnl_chain_get_str(c.get(), NFTNL_CHAIN_TYPE);
       base.priority = nftnl_chain_get_s32(c.get(), NFTNL_CHAIN_PRIO);
+      if (nftnl_chain_is_set(c.get(), NFTNL_CHAIN_DEV)) {
+        base.devices.emplace_back(nftnl_chain_get_str(c.get(), NFTNL_CHAIN_DEV));
+      } else if (nftnl_chain_is_set(c.get(), NFTNL_CHAIN_DEVICES)) {
+        for (const char* const* d = nftnl_chain_get_array(c.get(), NFTNL_CHAIN_DEVICES); d && *d; ++d) {
+          base.devices.emplace_back(*d);
+        }
+        std::sort(base.devices.begin(), base.devices.end());  // as nft lists them (netlink.c qsort_device_cmp)
+      }
+      if (nftnl_chain_is_set(c.get(), NFTNL_CHAIN_FLAGS)) {
+        base.offload = nftnl_chain_get_u32(c.get(), NFTNL_CHAIN_FLAGS) & NFT_CHAIN_HW_OFFLOAD;
+      }
       if (nftnl_chain_is_set(c.get(), NFTNL_CHAIN_POLICY)) {
         base.policy = nftnl_chain_get_u32(c.get(), NFTNL_CHAIN_POLICY) == NF_DROP ? "drop" : "accept";
       }
@@ -274,6 +310,92 @@ int dump_chains(NlSocket& sock, Attempt& a, const std::map<std::pair<uint8_t, st
     a.chains.push_back(info);
     return MNL_CB_OK;
   });
+}
+
+// The statements a set gives each element (`counter` in the declaration),
+// printed as nft prints them there: without their state (rule.c
+// set_print_declaration prints them stateless).
+std::string set_statements(nftnl_set* s, uint8_t family) {
+  std::vector<char> buf(MNL_SOCKET_BUFFER_SIZE);
+  nlmsghdr* nlh = mnl_nlmsg_put_header(buf.data());
+  nlattr* nest = mnl_attr_nest_start(nlh, NFTA_SET_EXPRESSIONS);
+  auto put = [](nftnl_expr* x, void* data) {
+    auto* h = static_cast<nlmsghdr*>(data);
+    nlattr* elem = mnl_attr_nest_start(h, NFTA_LIST_ELEM);
+    nftnl_expr_build_payload(h, x);
+    mnl_attr_nest_end(h, elem);
+    return 0;
+  };
+  if (nftnl_set_is_set(s, NFTNL_SET_EXPR)) {
+    put(static_cast<nftnl_expr*>(const_cast<void*>(nftnl_set_get(s, NFTNL_SET_EXPR))), nlh);
+  } else {
+    nftnl_set_expr_foreach(s, put, nlh);
+  }
+  mnl_attr_nest_end(nlh, nest);
+  nlohmann::json stmts = element_statements(nest);  // throws nftval::Unknown
+  if (stmts.contains("counter")) return "counter";
+  if (stmts.contains("quota")) stmts["quota"].erase("used"), stmts["quota"].erase("used_unit");
+  const importer::NftRuleText t = importer::nft_rule_text(nlohmann::json::array({stmts}), nft_family_name(family), "");
+  if (!t.unknown.empty()) nftval::unknown(t.unknown);
+  return t.text;
+}
+
+// A named set's declaration as nft lists it (rule.c set_print_declaration;
+// netlink.c netlink_delinearize_set reads the same attributes).
+model::NftSetDeclaration set_declaration(nftnl_set* s, uint8_t family) {
+  model::NftSetDeclaration d;
+  const uint32_t flags = nftnl_set_get_u32(s, NFTNL_SET_FLAGS);
+  if (flags & NFT_SET_CONSTANT) d.flags.push_back("constant");
+  if (flags & NFT_SET_EVAL) d.flags.push_back("dynamic");
+  if (flags & NFT_SET_INTERVAL) d.flags.push_back("interval");
+  if (flags & NFT_SET_TIMEOUT) d.flags.push_back("timeout");
+  if (nftnl_set_is_set(s, NFTNL_SET_POLICY) && nftnl_set_get_u32(s, NFTNL_SET_POLICY) == NFT_SET_POL_MEMORY) {
+    d.policy = "memory";
+  }
+  if (nftnl_set_is_set(s, NFTNL_SET_DESC_SIZE)) d.size = nftnl_set_get_u32(s, NFTNL_SET_DESC_SIZE);
+  if (nftnl_set_is_set(s, NFTNL_SET_TIMEOUT)) d.timeout = nft_time_text(nftnl_set_get_u64(s, NFTNL_SET_TIMEOUT));
+  if (nftnl_set_is_set(s, NFTNL_SET_GC_INTERVAL)) d.gc_interval = nft_time_text(nftnl_set_get_u32(s, NFTNL_SET_GC_INTERVAL));
+  try {
+    if (nftnl_set_is_set(s, NFTNL_SET_EXPR) || nftnl_set_is_set(s, NFTNL_SET_EXPRESSIONS)) d.statements = set_statements(s, family);
+  } catch (const nftval::Unknown& u) {
+    d.undecoded = "its statements: " + u.what;
+  }
+  if (!nftnl_set_is_set(s, NFTNL_SET_USERDATA)) return d;
+  uint32_t len = 0;
+  const void* ud = nftnl_set_get_data(s, NFTNL_SET_USERDATA, &len);
+  struct Attrs {
+    const nftnl_udata* at[NFTNL_UDATA_SET_MAX + 1] = {};
+  } attrs;
+  nftnl_udata_parse(
+      ud, len,
+      [](const nftnl_udata* attr, void* to) -> int {
+        const uint8_t type = nftnl_udata_type(attr);
+        if (type <= NFTNL_UDATA_SET_MAX) static_cast<Attrs*>(to)->at[type] = attr;
+        return 0;
+      },
+      &attrs);
+  auto u32 = [&](int type) {
+    const nftnl_udata* a = attrs.at[type];
+    uint32_t v = 0;
+    if (a && nftnl_udata_len(a) == sizeof v) std::memcpy(&v, nftnl_udata_get(a), sizeof v);
+    return v;
+  };
+  d.auto_merge = u32(NFTNL_UDATA_SET_MERGE_ELEMENTS) != 0;
+  d.data_interval = u32(NFTNL_UDATA_SET_DATA_INTERVAL) != 0;
+  // nft prints `typeof` only when it has both a map's key's and its values'
+  // (netlink_delinearize_set discards the key's otherwise).
+  const nftnl_udata* key = attrs.at[NFTNL_UDATA_SET_KEY_TYPEOF];
+  const nftnl_udata* data = attrs.at[NFTNL_UDATA_SET_DATA_TYPEOF];
+  const bool datamap = (flags & NFT_SET_MAP) && !(flags & NFT_SET_OBJECT);
+  try {
+    if (key && (!datamap || data)) d.key_typeof = typeof_text(nftnl_udata_get(key), nftnl_udata_len(key));
+    if (data && datamap && !d.key_typeof.empty()) d.data_typeof = typeof_text(nftnl_udata_get(data), nftnl_udata_len(data));
+  } catch (const nftval::Unknown& u) {
+    d.key_typeof.clear();
+    d.data_typeof.clear();
+    if (d.undecoded.empty()) d.undecoded = "its typeof: " + u.what;
+  }
+  return d;
 }
 
 int dump_sets(NlSocket& sock, Attempt& a, const std::map<std::pair<uint8_t, std::string>, size_t>& table_index,
@@ -326,12 +448,14 @@ int dump_sets(NlSocket& sock, Attempt& a, const std::map<std::pair<uint8_t, std:
       const std::string kind = object_kind_name(info.shape.obj_type);
       info.set.data_type = kind.empty() ? "object-" + std::to_string(info.shape.obj_type) : kind;
     }
+    info.set.handle = nftnl_set_get_u64(s.get(), NFTNL_SET_HANDLE);
     if (nftnl_set_is_set(s.get(), NFTNL_SET_USERDATA)) {
       uint32_t len = 0;
       const void* ud = nftnl_set_get_data(s.get(), NFTNL_SET_USERDATA, &len);
       info.set.comment = chain_udata_comment(ud, len, NFTNL_UDATA_SET_COMMENT);
       read_set_userdata(info.shape, ud, len);
     }
+    if (!info.anonymous) info.set.declaration = set_declaration(s.get(), info.family);
     info.shape.key_types = info.key_types;
     info.shape.data_type = info.data_type;
     info.shape.flags = flags;
@@ -343,6 +467,45 @@ int dump_sets(NlSocket& sock, Attempt& a, const std::map<std::pair<uint8_t, std:
       if (f) info.shape.field_lens.assign(f, f + len);
     }
     a.sets.push_back(std::move(info));
+    return MNL_CB_OK;
+  });
+}
+
+// The tables' stateful objects (counter, quota, limit, ct helper, ...) and
+// flowtables: a dump each, listed in the kernel's order.
+int dump_objects(NlSocket& sock, Attempt& a, const std::map<std::pair<uint8_t, std::string>, size_t>& table_index) {
+  char req[MNL_SOCKET_BUFFER_SIZE];
+  nlmsghdr* nlh = nftnl_nlmsg_build_hdr(req, NFT_MSG_GETOBJ, NFPROTO_UNSPEC, NLM_F_DUMP, sock.next_seq());
+  return sock.talk(nlh, [&](const nlmsghdr* m) {
+    a.check(m);
+    std::unique_ptr<nftnl_obj, decltype(&nftnl_obj_free)> o(nftnl_obj_alloc(), nftnl_obj_free);
+    if (nftnl_obj_nlmsg_parse(m, o.get()) < 0) return MNL_CB_ERROR;
+    const auto family = static_cast<uint8_t>(nftnl_obj_get_u32(o.get(), NFTNL_OBJ_FAMILY));
+    const auto it = table_index.find({family, nftnl_obj_get_str(o.get(), NFTNL_OBJ_TABLE)});
+    if (it == table_index.end()) {
+      a.moved = true;
+      return MNL_CB_OK;
+    }
+    a.tables[it->second].table.objects.push_back(decode_nft_object(o.get()));
+    return MNL_CB_OK;
+  });
+}
+
+int dump_flowtables(NlSocket& sock, Attempt& a,
+                    const std::map<std::pair<uint8_t, std::string>, size_t>& table_index) {
+  char req[MNL_SOCKET_BUFFER_SIZE];
+  nlmsghdr* nlh = nftnl_nlmsg_build_hdr(req, NFT_MSG_GETFLOWTABLE, NFPROTO_UNSPEC, NLM_F_DUMP, sock.next_seq());
+  return sock.talk(nlh, [&](const nlmsghdr* m) {
+    a.check(m);
+    std::unique_ptr<nftnl_flowtable, decltype(&nftnl_flowtable_free)> f(nftnl_flowtable_alloc(), nftnl_flowtable_free);
+    if (nftnl_flowtable_nlmsg_parse(m, f.get()) < 0) return MNL_CB_ERROR;
+    const auto family = static_cast<uint8_t>(nftnl_flowtable_get_u32(f.get(), NFTNL_FLOWTABLE_FAMILY));
+    const auto it = table_index.find({family, nftnl_flowtable_get_str(f.get(), NFTNL_FLOWTABLE_TABLE)});
+    if (it == table_index.end()) {
+      a.moved = true;
+      return MNL_CB_OK;
+    }
+    a.tables[it->second].table.flowtables.push_back(decode_nft_flowtable(f.get()));
     return MNL_CB_OK;
   });
 }
@@ -690,6 +853,8 @@ NftDump dump_nftables(const Options& options) {
     for (size_t i = 0; i < a.tables.size(); ++i) table_index[{a.tables[i].family, a.tables[i].table.name}] = i;
     if (err == 0) err = dump_chains(sock, a, table_index);
     if (err == 0) err = dump_sets(sock, a, table_index, options.rules);
+    if (err == 0) err = dump_objects(sock, a, table_index);
+    if (err == 0) err = dump_flowtables(sock, a, table_index);
     std::vector<bool> iptables_table(a.tables.size());
     if (err == 0) {
       for (size_t i = 0; i < a.tables.size(); ++i) {

@@ -4,6 +4,7 @@
 #include <linux/netfilter/nf_tables.h>
 
 #include <algorithm>
+#include <map>
 #include <bit>
 #include <cstring>
 #include <string_view>
@@ -145,6 +146,20 @@ bool less_value(std::string_view a, std::string_view b, bool host) {
     if (a[k] != b[k]) return static_cast<uint8_t>(a[k]) < static_cast<uint8_t>(b[k]);
   }
   return false;
+}
+
+// `v` with only its lowest set bit (in `order`: the first byte of a
+// little-endian host value holds its lowest bits).
+std::string lowest_bit(std::string v, Order order) {
+  const bool little = order == Order::Host && std::endian::native == std::endian::little;
+  bool found = false;
+  for (size_t i = 0; i < v.size(); ++i) {
+    char& c = v[little ? i : v.size() - 1 - i];
+    const auto byte = static_cast<uint8_t>(c);
+    c = found ? 0 : static_cast<char>(byte & -byte);
+    found = found || byte != 0;
+  }
+  return v;
 }
 
 // One before `v` (big-endian bytes).
@@ -421,9 +436,24 @@ json set_elements_json(const SetShape& set, const std::vector<KeyField>& key) {
     // concatenation as one host-endian number of its fields (mergesort.c
     // concat_expr_msort_value); an interval set's keys are in network order.
     const bool host = !interval && (key.size() > 1 || key[0].order == Order::Host);
+    // Several flags print as ORs, and nft sorts an OR by its left-most
+    // operand (mergesort.c expr_msort_value of a binop): the lowest flag.
+    std::map<const RawSetElement*, std::string> sort_key;
+    if (key.size() == 1 && !interval) {
+      for (const RawSetElement* e : els) {
+        if (field_value(key[0], e->key, false).is_object()) sort_key[e] = lowest_bit(e->key, key[0].order);
+      }
+    }
+    auto key_of = [&](const RawSetElement* e) -> const std::string& {
+      const auto it = sort_key.find(e);
+      return it == sort_key.end() ? e->key : it->second;
+    };
+    // nft's merge sort (mergesort.c list_expr_sort) puts the later of two
+    // equal keys first: a stable sort of the reversed list.
+    std::reverse(els.begin(), els.end());
     std::stable_sort(els.begin(), els.end(), [&](const RawSetElement* a, const RawSetElement* b) {
-      if (less_value(a->key, b->key, host)) return true;
-      if (less_value(b->key, a->key, host)) return false;
+      if (less_value(key_of(a), key_of(b), host)) return true;
+      if (less_value(key_of(b), key_of(a), host)) return false;
       // One range's end and the next one's start: the end first.
       return (a->flags & NFT_SET_ELEM_INTERVAL_END) && !(b->flags & NFT_SET_ELEM_INTERVAL_END);
     });

@@ -1,5 +1,6 @@
-// dpscope export SNAPSHOT --format iptables-save|ip6tables-save: the
-// snapshot's iptables tables as the tools print them (reports/export_save.h).
+// dpscope export SNAPSHOT --format iptables-save|ip6tables-save|nft: the
+// snapshot's iptables tables as the tools print them (reports/export_save.h),
+// or its native nftables tables as `nft list ruleset` does (reports/export_nft.h).
 #include <iostream>
 #include <memory>
 
@@ -9,6 +10,7 @@
 #include "cli/output_check.h"
 #include "cli/report_output.h"
 #include "model/json.h"
+#include "reports/export_nft.h"
 #include "reports/export_save.h"
 #include "util/error.h"
 
@@ -41,10 +43,16 @@ model::Backend choose_backend(const ExportArgs& a, const model::Snapshot& s, con
 
 int run_export(const ExportArgs& a) {
   check_output_destination("-o", a.output);
+  if (a.format == "nft" && !a.backend.empty()) {
+    throw UsageError("export: --backend chooses between the iptables backends; --format nft exports the native "
+                     "nftables tables");
+  }
   const std::string family = a.format == "ip6tables-save" ? "ip6" : "ip";
   // Every rule's text is read: no rule detail filter.
   model::Snapshot s = model::load_snapshot(a.input, {nullptr, warn_on_stderr});
-  reports::SaveExport e = reports::export_iptables_save(s, choose_backend(a, s, family), family, a.input);
+  reports::SaveExport e = a.format == "nft"
+                              ? reports::export_nft_ruleset(s, a.input)
+                              : reports::export_iptables_save(s, choose_backend(a, s, family), family, a.input);
   for (const auto& n : e.notes) std::cerr << "dpscope: " << n << "\n";
   write_report(a.output, e.text);
   return kExitOk;
@@ -57,8 +65,8 @@ void add_export(CLI::App* sub, Runner& run, CLI::App&) {
   sub->add_option("snapshot", args->input, "a snapshot file (dpscope.snapshot/v2 JSON, .json.zst, .json.gz)")
       ->type_name("FILE")
       ->required();
-  add_format_option(sub, args->format, {"iptables-save", "ip6tables-save"})
-      ->check(CLI::IsMember({"iptables-save", "ip6tables-save"}));
+  add_format_option(sub, args->format, {"iptables-save", "ip6tables-save", "nft"})
+      ->check(CLI::IsMember({"iptables-save", "ip6tables-save", "nft"}));
   sub->add_option("--backend", args->backend,
                   "which iptables backend's tables (default: the one that holds tables of the family)")
       ->type_name("nft|legacy")

@@ -103,8 +103,16 @@ tables in iptables-nft-save's order (legacy-save follows the kernel's module ord
 chains in hook order with their policy and counters, user chains by name, rules in chain order. The
 file re-imports (`dpscope import --iptables-save`) and loads with iptables-restore. A snapshot whose
 netfilter part was not read, a chain whose rules were only counted, or a rule without text (a v1
-file) is an error (exit 2), never a shorter ruleset. Native nftables tables are not exported yet
-(--format nft is refused): their rules carry nft's text, their sets' declarations are not printed.)";
+file) is an error (exit 2), never a shorter ruleset.
+
+--format nft writes the native nftables tables as `nft list ruleset` prints them (nft 1.0.6): tables,
+then in each its objects, sets and maps, flowtables and chains in the order they were added, with
+their declarations, elements and rules. For a live snapshot taken with --rules it equals `nft list
+ruleset` of that state, an element's `expires` (runtime state) aside. iptables-nft's tables are left
+out (said on stderr: their text is --format iptables-save's). A table whose declarations were not
+recorded (an `nft -j` import: nft 1.0.6's JSON leaves chain comments, typeof and the dynamic flag
+out), a rule without text, or a set, map or object that was read but not decoded is an error (exit 2)
+that names it.)";
 
 const char* const kVersionDescription = R"(The version and git commit of this binary, the versions of the libraries it was built with
 (libnftnl, libmnl, libbpf, libzstd, zlib, CLI11, nlohmann-json; "runtime" when the loaded library
@@ -184,11 +192,12 @@ const std::vector<CommandSpec> kCommands = {
       "dpscope verify intent.json nodes/ --format json -o verify.json"},
      add_verify},
     {"export",
-     "Write a snapshot's iptables tables back as iptables-save / ip6tables-save text",
+     "Write a snapshot's tables back as iptables-save / ip6tables-save / nft list ruleset text",
      kExportDescription,
      {"dpscope export node.json > node.iptables-save.txt",
       "dpscope export node.json.zst --format ip6tables-save --backend legacy -o node.ip6tables-legacy-save.txt",
-      "diff <(dpscope export before.json) <(dpscope export after.json)   # what changed, rule by rule"},
+      "diff <(dpscope export before.json) <(dpscope export after.json)   # what changed, rule by rule",
+      "dpscope snapshot --rules -o node.json && dpscope export node.json --format nft > node.nft"},
      add_export},
     {"version",
      "Version, git commit, library versions and the kernel features found on this machine",

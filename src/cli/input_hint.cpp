@@ -81,13 +81,15 @@ std::string import_hint(const std::string& path) {
     }
     return {};
   }
-  if (has(text, "\"nftables\"")) return "this looks like `nft -j list ruleset` output; " + import_line("--nft-json", path);
   static const std::regex report_schema(R"re("schema"\s*:\s*"(dpscope\.[a-z_-]+/v[0-9.]+)")re");
   std::smatch m;
-  if (std::regex_search(text, m, report_schema) && m[1].str().rfind("dpscope.snapshot/", 0) != 0) {
+  if (std::regex_search(text, m, report_schema)) {
+    // A snapshot is what was asked for (it may hold a "nftables" backend): the error speaks for itself.
+    if (m[1].str().rfind("dpscope.snapshot/", 0) == 0) return {};
     return "this is a dpscope " + m[1].str() + " document (a report), not a node snapshot; the snapshots are the "
            "files it was made from";
   }
+  if (has(text, "\"nftables\"")) return "this looks like `nft -j list ruleset` output; " + import_line("--nft-json", path);
   if (line[0] == '[') {
     // bpftool -j: which listing by the keys of its first objects.
     if (has(text, "\"bytes_key\"") || has(text, "\"max_entries\"")) {

@@ -68,11 +68,15 @@ json rule_json(const Rule& r) {
 
 json chain_json(const Chain& c) {
   json j = {{"name", c.name}};
+  if (c.comment) j["comment"] = *c.comment;
+  if (c.handle) j["handle"] = c.handle;
   if (c.base) {
     j["base"] = {{"hook", c.base->hook},
                  {"type", c.base->type},
                  {"priority", c.base->priority},
                  {"policy", c.base->policy}};
+    if (!c.base->devices.empty()) j["base"]["devices"] = c.base->devices;
+    if (c.base->offload) j["base"]["offload"] = true;
   }
   if (c.policy_counters) j["policy_counters"] = counters_json(*c.policy_counters);
   j["rule_count"] = c.rule_count;
@@ -82,6 +86,62 @@ json chain_json(const Chain& c) {
   j["rules"] = std::move(rules);
   return j;
 }
+
+}  // namespace
+
+// Only what is said: a set declared by type with no flags is {}.
+json set_declaration_json(const NftSetDeclaration& d) {
+  json j = json::object();
+  if (!d.key_typeof.empty()) j["key_typeof"] = d.key_typeof;
+  if (!d.data_typeof.empty()) j["data_typeof"] = d.data_typeof;
+  if (d.data_interval) j["data_interval"] = true;
+  if (!d.flags.empty()) j["flags"] = d.flags;
+  if (!d.policy.empty()) j["policy"] = d.policy;
+  if (d.size) j["size"] = d.size;
+  if (!d.timeout.empty()) j["timeout"] = d.timeout;
+  if (!d.gc_interval.empty()) j["gc_interval"] = d.gc_interval;
+  if (d.auto_merge) j["auto_merge"] = true;
+  if (!d.statements.empty()) j["statements"] = d.statements;
+  if (!d.undecoded.empty()) j["undecoded"] = d.undecoded;
+  return j;
+}
+
+namespace {
+
+json object_json(const NftObject& o) {
+  json j = {{"kind", o.kind}, {"name", o.name}, {"lines", o.lines}};
+  if (!o.comment.empty()) j["comment"] = o.comment;
+  if (!o.undecoded.empty()) j["undecoded"] = o.undecoded;
+  if (o.handle) j["handle"] = o.handle;
+  return j;
+}
+
+json flowtable_json(const NftFlowtable& f) {
+  json j = {{"name", f.name}, {"hook", f.hook}, {"priority", f.priority}, {"devices", f.devices}};
+  if (f.offload) j["offload"] = true;
+  if (f.counter) j["counter"] = true;
+  if (f.handle) j["handle"] = f.handle;
+  return j;
+}
+
+}  // namespace
+
+json table_declarations_json(const Table& t) {
+  json j = json::object();
+  if (!t.declarations_recorded) return j;
+  j["declarations_recorded"] = true;
+  if (t.handle) j["handle"] = t.handle;
+  if (!t.flags.empty()) j["flags"] = t.flags;
+  if (!t.comment.empty()) j["comment"] = t.comment;
+  json objects = json::array(), flowtables = json::array();
+  for (const auto& o : t.objects) objects.push_back(object_json(o));
+  for (const auto& f : t.flowtables) flowtables.push_back(flowtable_json(f));
+  j["objects"] = std::move(objects);
+  j["flowtables"] = std::move(flowtables);
+  return j;
+}
+
+namespace {
 
 json set_json(const NftSet& s) {
   json j = {{"name", s.name},
@@ -106,6 +166,8 @@ json set_json(const NftSet& s) {
     el.push_back(std::move(ej));
   }
   j["elements"] = std::move(el);
+  if (s.declaration) j["declaration"] = set_declaration_json(*s.declaration);
+  if (s.handle) j["handle"] = s.handle;
   return j;
 }
 
@@ -114,11 +176,13 @@ json table_json(const Table& t) {
   for (const auto& c : t.chains) chains.push_back(chain_json(c));
   json sets = json::array();
   for (const auto& s : t.sets) sets.push_back(set_json(s));
-  return {{"backend", to_string(t.backend)},
-          {"family", t.family},
-          {"name", t.name},
-          {"chains", std::move(chains)},
-          {"sets", std::move(sets)}};
+  json j = {{"backend", to_string(t.backend)},
+            {"family", t.family},
+            {"name", t.name},
+            {"chains", std::move(chains)},
+            {"sets", std::move(sets)}};
+  j.update(table_declarations_json(t));
+  return j;
 }
 
 json ebpf_json(const Ebpf& e) {
@@ -347,8 +411,11 @@ Chain read_chain(const Reader& r) {
   c.name = r.at("name").str();
   if (r.has("base")) {
     Reader b = r.at("base");
-    c.base = BaseChain{b.str_or("hook"), b.str_or("type"), b.num_or<int32_t>("priority", 0), b.str_or("policy")};
+    c.base = BaseChain{b.str_or("hook"), b.str_or("type"), b.num_or<int32_t>("priority", 0), b.str_or("policy"),
+                       b.strings_or("devices"), b.bool_or("offload", false)};
   }
+  if (r.has("comment")) c.comment = r.at("comment").str();
+  c.handle = r.num_or<uint64_t>("handle", 0);
   if (r.has("policy_counters")) c.policy_counters = read_counters(r.at("policy_counters"));
   c.rules_recorded = r.bool_or("rules_recorded", true);
   if (r.has("rules")) {
@@ -382,6 +449,23 @@ NftSet read_set(const Reader& r) {
     r.at("elements_unread").fail("elements_unread with elements or an element_count: the elements are either read or not");
   }
   s.element_count = r.num_or<uint64_t>("element_count", s.elements.size());
+  if (r.has("declaration")) {
+    Reader d = r.at("declaration");
+    NftSetDeclaration x;
+    x.key_typeof = d.str_or("key_typeof");
+    x.data_typeof = d.str_or("data_typeof");
+    x.data_interval = d.bool_or("data_interval", false);
+    x.flags = d.strings_or("flags");
+    x.policy = d.str_or("policy");
+    x.size = d.num_or<uint32_t>("size", 0);
+    x.timeout = d.str_or("timeout");
+    x.gc_interval = d.str_or("gc_interval");
+    x.auto_merge = d.bool_or("auto_merge", false);
+    x.statements = d.str_or("statements");
+    x.undecoded = d.str_or("undecoded");
+    s.declaration = std::move(x);
+  }
+  s.handle = r.num_or<uint64_t>("handle", 0);
   return s;
 }
 
@@ -400,6 +484,23 @@ Table read_table(const Reader& r) {
   }
   if (r.has("sets")) {
     for (const auto& s : r.at("sets").items()) t.sets.push_back(read_set(s));
+  }
+  t.declarations_recorded = r.bool_or("declarations_recorded", false);
+  t.handle = r.num_or<uint64_t>("handle", 0);
+  t.flags = r.strings_or("flags");
+  t.comment = r.str_or("comment");
+  if (r.has("objects")) {
+    for (const auto& o : r.at("objects").items()) {
+      t.objects.push_back({o.at("kind").str(), o.at("name").str(), o.str_or("comment"), o.strings_or("lines"),
+                           o.str_or("undecoded"), o.num_or<uint64_t>("handle", 0)});
+    }
+  }
+  if (r.has("flowtables")) {
+    for (const auto& f : r.at("flowtables").items()) {
+      t.flowtables.push_back({f.at("name").str(), f.str_or("hook"), f.num_or<int32_t>("priority", 0),
+                              f.strings_or("devices"), f.bool_or("offload", false), f.bool_or("counter", false),
+                              f.num_or<uint64_t>("handle", 0)});
+    }
   }
   return t;
 }
@@ -554,8 +655,11 @@ json to_json(const Snapshot& s) {
     unavailable.push_back({{"section", u.section}, {"reason", u.reason}, {"errno", u.error}, {"hint", u.hint}});
   }
   // The minor version is the newest optional section the snapshot holds.
-  const bool current = s.schema == kSchema || s.schema == kSchemaV2_1 || s.schema == kSchemaV2_2;
+  const bool current = s.schema == kSchema || s.schema == kSchemaV2_1 || s.schema == kSchemaV2_2 || s.schema == kSchemaV2_3;
+  const bool declarations = std::any_of(s.netfilter.tables.begin(), s.netfilter.tables.end(),
+                                        [](const Table& t) { return t.declarations_recorded; });
   const std::string schema = !current             ? s.schema
+                             : declarations       ? kSchemaV2_3
                              : s.ipvs.collected   ? kSchemaV2_2
                              : s.ipsets.collected ? kSchemaV2_1
                                                   : kSchema;

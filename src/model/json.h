@@ -16,6 +16,12 @@ namespace dpscope::model {
 
 nlohmann::json to_json(const Snapshot& s);
 
+// Pieces of it the streaming writer (snapshot_writer.cpp) writes as they are:
+// a table's nftables declarations (the keys to add to the table's object;
+// {} when not recorded) and a set's declaration.
+nlohmann::json table_declarations_json(const Table& t);
+nlohmann::json set_declaration_json(const NftSetDeclaration& d);
+
 // How much of a chain's rules a reader keeps.
 enum class RuleDetail : uint8_t {
   None,     // rule_count only (rules_recorded = false)

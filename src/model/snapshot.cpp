@@ -75,6 +75,9 @@ void canonicalize(Snapshot& s) {
     }
     std::sort(t.sets.begin(), t.sets.end(), [](const NftSet& a, const NftSet& b) { return a.name < b.name; });
     for (auto& set : t.sets) {
+      // A set read with its declaration is in the order nft lists it (the
+      // live collector's), which export gives back: kept.
+      if (set.declaration) continue;
       std::sort(set.elements.begin(), set.elements.end(), [](const SetElement& a, const SetElement& b) {
         return std::tie(a.key, a.value) < std::tie(b.key, b.value);
       });

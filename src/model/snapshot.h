@@ -15,6 +15,7 @@
 #include "model/heap_optional.h"
 #include "model/ipset.h"
 #include "model/ipvs.h"
+#include "model/nft_declarations.h"
 
 namespace dpscope::model {
 
@@ -29,6 +30,9 @@ inline constexpr const char* kSchemaV1 = "dpscope.snapshot/v1";
 inline constexpr const char* kSchemaV2_1 = "dpscope.snapshot/v2.1";
 // v2.2 adds the optional "ipvs" section, written as v2.2 only when it holds one.
 inline constexpr const char* kSchemaV2_2 = "dpscope.snapshot/v2.2";
+// v2.3 adds nftables declarations (Table::declarations_recorded and what it
+// covers), written as v2.3 only when a table holds them.
+inline constexpr const char* kSchemaV2_3 = "dpscope.snapshot/v2.3";
 
 // ---------------------------------------------------------------- node
 
@@ -108,6 +112,8 @@ struct BaseChain {
   std::string type;        // nft chain type: "filter", "nat", "route" ("" for iptables import)
   int32_t priority = 0;
   std::string policy;      // "ACCEPT" | "DROP" (iptables case) / "accept" | "drop" (nft)
+  std::vector<std::string> devices;  // a netdev / inet ingress chain's devices (nft), by name as nft lists them
+  bool offload = false;    // nft "flags offload"
   bool operator==(const BaseChain&) const = default;
 };
 
@@ -120,6 +126,13 @@ struct Chain {
   uint64_t rule_count = 0;
   bool rules_recorded = true;
   std::vector<Rule> rules;
+  // An nft chain's comment (live: nft -j 1.0.6 does not print it). On the
+  // heap: a big node has 150k chains and none of them has one.
+  HeapOptional<std::string> comment;
+  // nf_tables' handle (0 = not recorded): the table's handles grow as its
+  // chains, sets and objects are added, and nft lists them in that order,
+  // while the snapshot keeps chains in canonical order.
+  uint64_t handle = 0;
   bool operator==(const Chain&) const = default;
 };
 
@@ -150,6 +163,10 @@ struct NftSet {
   // value holds what the source gave (the kernel's bytes in hex, or nft -j's JSON).
   std::string elements_undecoded;
   std::vector<SetElement> elements;
+  // What nft prints above the elements; absent when not recorded (see
+  // Table::declarations_recorded).
+  std::optional<NftSetDeclaration> declaration;
+  uint64_t handle = 0;  // nf_tables' (0 = not recorded), as Chain::handle
   bool operator==(const NftSet&) const = default;
 };
 
@@ -159,6 +176,16 @@ struct Table {
   std::string name;     // "filter", "nat", "mangle", "raw", "security", "kube-proxy", ...
   std::vector<Chain> chains;
   std::vector<NftSet> sets;   // nftables backend only
+  // nf_tables' own declarations (model/nft_declarations.h): the table's
+  // flags and comment, its objects and flowtables, chain comments and
+  // devices, set declarations. Recorded by the live collector; false for an
+  // import (nft -j 1.0.6 leaves some out), iptables-legacy, older snapshots.
+  bool declarations_recorded = false;
+  uint64_t handle = 0;                // nf_tables' (0 = not recorded): nft lists tables in its order
+  std::vector<std::string> flags;     // "dormant", "owner"
+  std::string comment;
+  std::vector<NftObject> objects;     // in the kernel's order, as nft lists them
+  std::vector<NftFlowtable> flowtables;
   bool operator==(const Table&) const = default;
 };
 

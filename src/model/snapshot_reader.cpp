@@ -45,9 +45,9 @@ using nlohmann::json;
 enum class Key : uint8_t {
   Other,
   // chain
-  Base, Name, PolicyCounters, RuleCount, Rules, RulesRecorded,
+  Base, Name, PolicyCounters, RuleCount, Rules, RulesRecorded, Handle,
   // base
-  Hook, Type, Priority, Policy,
+  Hook, Type, Priority, Policy, Devices, Offload,
   // counters
   Packets, Bytes,
   // rule
@@ -67,9 +67,11 @@ Key key_of(const std::string& k) {
              : k == "cidr" ? Key::Cidr : k == "text" ? Key::Text : Key::Other;
     case 5: return k == "rules" ? Key::Rules : k == "match" ? Key::Match : k == "bytes" ? Key::Bytes
                    : k == "dport" ? Key::Dport : Key::Other;
-    case 6: return k == "policy" ? Key::Policy : k == "target" ? Key::Target : k == "source" ? Key::Source : Key::Other;
+    case 6: return k == "policy" ? Key::Policy : k == "target" ? Key::Target : k == "source" ? Key::Source
+                   : k == "handle" ? Key::Handle : Key::Other;
     case 7: return k == "packets" ? Key::Packets : k == "comment" ? Key::Comment : k == "modules" ? Key::Modules
-                   : k == "negated" ? Key::Negated : Key::Other;
+                   : k == "negated" ? Key::Negated : k == "devices" ? Key::Devices : k == "offload" ? Key::Offload
+                   : Key::Other;
     case 8: return k == "priority" ? Key::Priority : k == "counters" ? Key::Counters : k == "position" ? Key::Position
                    : k == "protocol" ? Key::Protocol : Key::Other;
     case 9: return k == "undecoded" ? Key::Undecoded : Key::Other;
@@ -85,7 +87,7 @@ Key key_of(const std::string& k) {
 }
 
 // Where a chain-level value sits, innermost last.
-enum class Frame : uint8_t { ChainList, Chain, Base, PolicyCounters, RuleList, Rule, Match, RuleCounters, Prefix, Modules };
+enum class Frame : uint8_t { ChainList, Chain, Base, Devices, PolicyCounters, RuleList, Rule, Match, RuleCounters, Prefix, Modules };
 
 // One scalar event, as the Reader in json.cpp would see it.
 struct Scalar {
@@ -603,6 +605,7 @@ class SnapshotSax {
     for (size_t i = 1; i < frames_.size(); ++i) {
       switch (frames_[i]) {
         case Frame::Base: p += "/base"; break;
+        case Frame::Devices: p += "/devices"; break;
         case Frame::PolicyCounters: p += "/policy_counters"; break;
         case Frame::RuleList: p += "/rules"; break;
         case Frame::Rule: p += "/" + std::to_string(rule_index_); break;
@@ -665,7 +668,11 @@ class SnapshotSax {
             has_name_ = s.kind == Scalar::String;
             break;
           case Key::RuleCount: has_rule_count_ = integer(chain_.rule_count, s, "rule_count"); break;
+          case Key::Handle: integer(chain_.handle, s, "handle"); break;
           case Key::RulesRecorded: set(recorded_in_file_, s, "rules_recorded"); break;
+          case Key::Comment:
+            if (s.kind != Scalar::Null) set(chain_.comment.emplace(), s, "comment");
+            break;
           case Key::Base: case Key::PolicyCounters: case Key::Rules:
             if (s.kind != Scalar::Null) fail(key_ == Key::Rules ? "rules" : key_ == Key::Base ? "base" : "policy_counters",
                                              key_ == Key::Rules ? "expected an array" : "expected an object");
@@ -679,7 +686,18 @@ class SnapshotSax {
           case Key::Type: set(chain_.base->type, s, "type"); break;
           case Key::Policy: set(chain_.base->policy, s, "policy"); break;
           case Key::Priority: integer(chain_.base->priority, s, "priority"); break;
+          case Key::Offload: set(chain_.base->offload, s, "offload"); break;
+          case Key::Devices:
+            if (s.kind != Scalar::Null) fail("devices", "expected an array");
+            break;
           default: break;
+        }
+        break;
+      case Frame::Devices:
+        if (s.kind != Scalar::String) {
+          fail(nullptr, "expected a string");
+        } else {
+          chain_.base->devices.push_back(std::move(*s.s));
         }
         break;
       case Frame::PolicyCounters:
@@ -786,6 +804,7 @@ class SnapshotSax {
         return push(Frame::RuleList);
       }
       if (key_ == Key::Base || key_ == Key::PolicyCounters) fail(key_ == Key::Base ? "base" : "policy_counters", "expected an object");
+      if (key_ == Key::Comment) fail("comment", "expected a string");
       if (key_ == Key::Rules) fail("rules", "expected an array");
       return skip();  // unknown keys are ignored
     }
@@ -820,7 +839,12 @@ class SnapshotSax {
       if (key_ == Key::Modules) fail("modules", "expected an array");
       return skip();
     }
-    if (at == Frame::Modules) fail(nullptr, "expected a string");
+    if (at == Frame::Base) {
+      if (key_ == Key::Devices && array) return push(Frame::Devices);
+      if (key_ == Key::Devices) fail("devices", "expected an array");
+      return skip();
+    }
+    if (at == Frame::Modules || at == Frame::Devices) fail(nullptr, "expected a string");
     return skip();
   }
 
@@ -1007,13 +1031,13 @@ Snapshot read_snapshot(Input&& input, InputControl& in, Reopen reopen, const std
   Snapshot s = from_json(root, origin);  // schema first: a v3 file is "unsupported", not a chain error
   // A newer minor version only adds fields; say which ones this dpscope ignores.
   if (options.warn && s.schema != kSchema && s.schema != kSchemaV1 && s.schema != kSchemaV2_1 &&
-      s.schema != kSchemaV2_2) {
+      s.schema != kSchemaV2_2 && s.schema != kSchemaV2_3) {
     const auto unknown = unknown_fields(root, s);
     if (!unknown.empty()) {
       std::string list;
       for (size_t i = 0; i < unknown.size() && i < 8; ++i) list += (i ? ", " : "") + unknown[i];
       if (unknown.size() > 8) list += ", ... (" + std::to_string(unknown.size() - 8) + " more)";
-      options.warn(inert(origin + ": schema \"" + s.schema + "\" is newer than this dpscope's \"" + kSchemaV2_2 + "\": " +
+      options.warn(inert(origin + ": schema \"" + s.schema + "\" is newer than this dpscope's \"" + kSchemaV2_3 + "\": " +
                    std::to_string(unknown.size()) + " unknown field" + (unknown.size() == 1 ? "" : "s") +
                    " ignored (" + list + ")"));  // field names come from the file
     }

@@ -274,6 +274,23 @@ void write_strings(Writer& w, const std::vector<std::string>& v, int level) {
   w.close(']', level, v.empty());
 }
 
+// A small DOM value (declarations: a few per table) in the writer's layout.
+void write_value(Writer& w, const nlohmann::json& v, int level) {
+  if (v.is_object()) {
+    w.open('{', level);
+    for (const auto& [k, x] : v.items()) w.key(k, level + 1), write_value(w, x, level + 1);
+    w.close('}', level, v.empty());
+  } else if (v.is_array()) {
+    w.open('[', level);
+    for (const auto& x : v) w.item(level + 1), write_value(w, x, level + 1);
+    w.close(']', level, v.empty());
+  } else if (v.is_string()) {
+    w.string(v.get_ref<const std::string&>());
+  } else {
+    w.raw(v.dump());
+  }
+}
+
 // Room render_rule() may need for `r`: its strings escaped at worst, plus
 // keys, braces and numbers.
 size_t max_rule_text(const Rule& r) {
@@ -374,12 +391,16 @@ void write_chain(Writer& w, const Chain& c, size_t index, int level, const Table
     const int bl = level + 1;
     w.key("base", bl);
     w.open('{', bl);
+    if (!c.base->devices.empty()) w.key("devices", bl + 1), write_strings(w, c.base->devices, bl + 1);
     w.key("hook", bl + 1), w.string(c.base->hook);
+    if (c.base->offload) w.key("offload", bl + 1), w.boolean(true);
     w.key("policy", bl + 1), w.string(c.base->policy);
     w.key("priority", bl + 1), w.number(c.base->priority);
     w.key("type", bl + 1), w.string(c.base->type);
     w.close('}', bl, false);
   }
+  if (c.comment) w.key("comment", level + 1), w.string(*c.comment);
+  if (c.handle) w.key("handle", level + 1), w.number(c.handle);
   w.key("name", level + 1), w.string(c.name);
   if (c.policy_counters) w.key("policy_counters", level + 1), write_counters(w, *c.policy_counters, level + 1);
   w.key("rule_count", level + 1), w.number(c.rule_count);
@@ -401,6 +422,7 @@ void write_set(Writer& w, const NftSet& s, int level) {
   w.open('{', level);
   w.key("comment", level + 1), w.string(s.comment);
   w.key("data_type", level + 1), w.string(s.data_type);
+  if (s.declaration) w.key("declaration", level + 1), write_value(w, set_declaration_json(*s.declaration), level + 1);
   if (s.elements_unread.empty()) w.key("element_count", level + 1), w.number(s.element_count);
   w.key("elements", level + 1);
   w.open('[', level + 1);
@@ -421,6 +443,7 @@ void write_set(Writer& w, const NftSet& s, int level) {
   w.key("elements_recorded", level + 1), w.boolean(s.elements_recorded);
   if (!s.elements_undecoded.empty()) w.key("elements_undecoded", level + 1), w.string(s.elements_undecoded);
   if (!s.elements_unread.empty()) w.key("elements_unread", level + 1), w.string(s.elements_unread);
+  if (s.handle) w.key("handle", level + 1), w.number(s.handle);
   w.key("is_map", level + 1), w.boolean(s.is_map);
   w.key("key_type", level + 1), write_strings(w, s.key_type, level + 1);
   w.key("name", level + 1), w.string(s.name);
@@ -528,14 +551,24 @@ void write_chains(Writer& w, const Table& t, int level, const TableContext& ctx)
 
 void write_table(Writer& w, const Table& t, int level, const RuleText* rule_text) {
   const TableContext ctx{rule_text, &t};
+  // Keys in sorted order, the declarations' among them.
+  const nlohmann::json declarations = table_declarations_json(t);
+  auto declared = [&](std::string_view from, std::string_view to) {
+    for (const auto& [k, v] : declarations.items()) {
+      if (k >= from && k < to) w.key(k, level + 1), write_value(w, v, level + 1);
+    }
+  };
   w.open('{', level);
   w.key("backend", level + 1), w.string(to_string(t.backend));
   w.key("chains", level + 1);
   w.open('[', level + 1);
   write_chains(w, t, level + 2, ctx);
   w.close(']', level + 1, t.chains.empty());
+  declared("chains", "family");  // comment, declarations_recorded
   w.key("family", level + 1), w.string(t.family);
+  declared("family", "name");    // flags, flowtables, handle
   w.key("name", level + 1), w.string(t.name);
+  declared("name", "sets");      // objects
   w.key("sets", level + 1);
   w.open('[', level + 1);
   for (const auto& s : t.sets) w.item(level + 2), write_set(w, s, level + 2);

@@ -131,9 +131,12 @@ TEST(Export, UnreadNetfilterIsAnError) {
 }
 
 TEST(Export, BadFormatIsUsage) {
-  RunResult r = run({dpscope_bin(), "export", source_path("fixtures/snapshots/kind-kube-proxy.json"), "--format", "nft"});
+  RunResult r = run({dpscope_bin(), "export", source_path("fixtures/snapshots/kind-kube-proxy.json"), "--format", "nft-json"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(r.out.empty());
+  r = run({dpscope_bin(), "export", source_path("fixtures/snapshots/kind-kube-proxy.json"), "--format", "nft", "--backend", "nft"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--format nft exports the native nftables tables"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -417,7 +417,7 @@ TEST(UnknownNotZero, Case10ScaleRefusesFewerEndpointsThanServices) {
 TEST(UnknownNotZero, Case10NewerMinorSchemaWarnsAboutUnknownFields) {
   TempDir dir;
   json s = load("fixtures/snapshots/kind-kube-proxy.json");
-  s["schema"] = "dpscope.snapshot/v2.3";
+  s["schema"] = "dpscope.snapshot/v2.4";
   write_text(dir.file("plain.json"), s.dump());
   auto quiet = run({dpscope_bin(), "check", dir.file("plain.json"), "--expect", "kube-proxy-iptables"});
   EXPECT_EQ(quiet.exit_code, 0) << quiet.err;
@@ -434,7 +434,7 @@ TEST(UnknownNotZero, Case10NewerMinorSchemaWarnsAboutUnknownFields) {
     auto r = run(argv);
     EXPECT_EQ(r.exit_code, 0) << argv[1] << r.err;
     EXPECT_NE(r.err.find("dpscope: warning: " + dir.file("newer.json") +
-                         ": schema \"dpscope.snapshot/v2.3\" is newer than this dpscope's \"dpscope.snapshot/v2.2\": 2 "
+                         ": schema \"dpscope.snapshot/v2.4\" is newer than this dpscope's \"dpscope.snapshot/v2.3\": 2 "
                          "unknown fields ignored (/netfilter/collection/nft_sets_retries, /node/zone)"),
               std::string::npos)
         << argv[1] << ": " << r.err;
@@ -449,7 +449,7 @@ TEST(UnknownNotZero, Case10NewerMinorSchemaWarnsAboutUnknownFields) {
   std::filesystem::copy_file(dir.file("plain.json"), other + "/node-c.json");
   auto r = run({dpscope_bin(), "compare", cluster, other});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.err.find("dpscope: warning: " + cluster + "/node-a.json: schema \"dpscope.snapshot/v2.3\" is newer"),
+  EXPECT_NE(r.err.find("dpscope: warning: " + cluster + "/node-a.json: schema \"dpscope.snapshot/v2.4\" is newer"),
             std::string::npos)
       << r.err;
   EXPECT_EQ(r.err.find("node-b.json"), std::string::npos) << r.err;

@@ -5,6 +5,7 @@
 // of its named sets and maps, one text each, as nft printed them.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 #include <string>
@@ -156,6 +157,52 @@ inline std::map<NftSetKey, std::vector<std::string>> nft_text_set_elements(const
     if (depth <= 1) current = nullptr;
   }
   return out;
+}
+
+// The `table F N` blocks of a snapshot's iptables-nft tables: what
+// `export --format nft` leaves out.
+inline std::vector<std::string> nft_iptables_tables(const model::Snapshot& s) {
+  std::vector<std::string> out;
+  for (const auto& t : s.netfilter.tables) {
+    if (t.backend == model::Backend::IptablesNft) out.push_back(t.family + " " + t.name);
+  }
+  return out;
+}
+
+// `nft list ruleset` text without the tables named ("ip filter") and
+// without each element's " expires 59m58s" (runtime state).
+inline std::string nft_ruleset_without_expires(const std::string& text, const std::vector<std::string>& left_out) {
+  std::istringstream in(text);
+  std::string line, out;
+  bool skipping = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("table ", 0) == 0) {
+      const std::string name = line.substr(6, line.rfind(" {") - 6);
+      skipping = std::find(left_out.begin(), left_out.end(), name) != left_out.end();
+    }
+    if (!skipping) {
+      for (auto at = line.find(" expires "); at != std::string::npos; at = line.find(" expires ", at)) {
+        auto end = line.find_first_not_of("0123456789dhms", at + 9);
+        line.erase(at, (end == std::string::npos ? line.size() : end) - at);
+      }
+      out += line + "\n";
+    }
+    if (line == "}") skipping = false;
+  }
+  return out;
+}
+
+// Where two texts first differ, a few lines of each around it.
+inline std::string first_difference(const std::string& want, const std::string& got) {
+  std::istringstream a(want), b(got);
+  std::string la, lb;
+  for (size_t n = 1;; ++n) {
+    const bool ha = static_cast<bool>(std::getline(a, la)), hb = static_cast<bool>(std::getline(b, lb));
+    if (!ha && !hb) return "(equal)";
+    if (!ha || !hb || la != lb) {
+      return "  line " + std::to_string(n) + "\n    nft:    " + (ha ? la : "(end)") + "\n    export: " + (hb ? lb : "(end)");
+    }
+  }
 }
 
 }  // namespace dpscope::test
