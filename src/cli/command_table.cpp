@@ -197,7 +197,7 @@ const std::vector<CommandSpec> kCommands = {
      {"dpscope export node.json > node.iptables-save.txt",
       "dpscope export node.json.zst --format ip6tables-save --backend legacy -o node.ip6tables-legacy-save.txt",
       "diff <(dpscope export before.json) <(dpscope export after.json)   # what changed, rule by rule",
-      "dpscope snapshot --rules -o node.json && dpscope export node.json --format nft > node.nft"},
+      "dpscope export node.json --format nft > node.nft   # a live snapshot's native nftables tables"},
      add_export},
     {"version",
      "Version, git commit, library versions and the kernel features found on this machine",
