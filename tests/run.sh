@@ -33,7 +33,9 @@ run_tier() {
     echo "   $tier exited $rc without a gtest failure summary:"
   fi
   if [ "$rc" != 0 ] || [ "$f" != 0 ] || [ "$s" != 0 ]; then
-    grep -E '^\[  (FAILED|SKIPPED) |Failure|SKIPPED:|ERROR|runtime error|Sanitizer' "$logdir/$tier.log" | head -n 60 | sed 's/^/   /'
+    # A failure's own message follows its "Failure" line: two lines of it, cut to 300 characters.
+    grep -E -A2 '^\[  (FAILED|SKIPPED) |Failure|SKIPPED:|ERROR|runtime error|Sanitizer' "$logdir/$tier.log" |
+      grep -v '^\[ RUN' | cut -c1-300 | head -n 90 | sed 's/^/   /'
   fi
   [ "$rc" = 0 ] || status=1
   echo "   $tier: $p passed, $f failed, $s skipped"

@@ -76,8 +76,11 @@ TEST_P(KubeProxyModesLive, EveryServiceRowEqualAcrossTheTwoLiveNodes) {
   size_t differing = 0, endpoints = 0, unnamed = 0;
   for (const auto& r : live) {
     ASSERT_EQ(r["sides"].size(), 2u) << r.dump();
-    ASSERT_EQ(r["sides"][0].size(), 1u) << r.dump();
-    ASSERT_EQ(r["sides"][1].size(), 1u) << r.dump();
+    // Every row is told, not just the first: which Services a node lacks says why.
+    if (r["sides"][0].size() != 1 || r["sides"][1].size() != 1) {
+      if (differing++ < 10) ADD_FAILURE() << "not one programming per node: " << r.dump();
+      continue;
+    }
     EXPECT_EQ(r["sides"][0][0]["dataplane"], "iptables");
     EXPECT_EQ(r["sides"][1][0]["dataplane"], "nftables");
     endpoints += r["sides"][0][0]["endpoints"].get<size_t>();
