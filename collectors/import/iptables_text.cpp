@@ -1235,8 +1235,7 @@ class Parser {
     size_t begin = 0, end = 0;  // byte range of the text, whole lines
     bool ok = false;
     std::vector<Run> runs;
-    std::string text;         // rendered, until stored
-    uint64_t stored_at = 0;   // where split_text_ stored it
+    uint64_t stored_at = 0;   // where split_text_ stored its rendered rules
   };
 
   // The most input text one chunk takes: its rendered rules (~2.6x the text)
@@ -1298,17 +1297,17 @@ class Parser {
     }
     std::atomic<size_t> next{0};
     auto work = [this, &chunks, &next] {
+      model::RuleLines lines;  // this thread's, reused chunk after chunk
       for (size_t k; (k = next.fetch_add(1)) < chunks.size();) {
         Chunk& c = chunks[k];
-        parse_chunk(c);
+        parse_chunk(c, lines);
         if (c.ok) {
           try {
-            c.stored_at = split_text_.store(c.text);
+            c.stored_at = split_text_.store(lines.view());
           } catch (const std::exception&) {
             c.ok = false;  // the in-memory parser says what (or runs out of memory)
           }
         }
-        std::string().swap(c.text);
         if (release_) release_(text_.substr(c.begin, c.end - c.begin));
       }
     };
@@ -1477,14 +1476,14 @@ class Parser {
 
   // One chunk of a rule region, on its own thread: a scratch parser for the
   // words, this parser's chain index (complete and read-only by now) for the
-  // chain names, one reused rule, rendered as soon as parsed.
-  void parse_chunk(Chunk& c) const {
+  // chain names, one reused rule, rendered as soon as parsed into the thread's `lines`.
+  void parse_chunk(Chunk& c, model::RuleLines& lines) const {
     try {
       Parser p(origin_, options_);
       p.text_ = text_;
       p.pos_ = c.begin;
       const std::string_view text = text_.substr(0, c.end);
-      model::RuleLines lines;
+      lines.clear();
       lines.reserve((c.end - c.begin) * 3);  // JSON is 1.7-2.6x the text: no regrowth copies
       model::Rule rule;
       Run run;
@@ -1553,7 +1552,6 @@ class Parser {
         run.length = lines.size() - run.offset;
         c.runs.push_back(run);
       }
-      c.text = std::move(lines.text());
       c.ok = true;
     } catch (const std::exception&) {
       c.ok = false;  // an error, or memory: the in-memory parser says which

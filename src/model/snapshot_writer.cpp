@@ -622,7 +622,12 @@ struct RuleLines::Impl {
 RuleLines::RuleLines() : impl_(std::make_unique<Impl>()) {}
 RuleLines::~RuleLines() = default;
 void RuleLines::start_chain() { impl_->first = true; }
-void RuleLines::reserve(size_t bytes) { impl_->buf.reserve(bytes); }
+void RuleLines::reserve(size_t bytes) {
+  std::string& b = impl_->buf;
+  if (bytes <= b.capacity()) return;
+  if (impl_->used == 0) std::string().swap(b);  // the room holds no text: nothing to copy over
+  b.reserve(bytes);
+}
 void RuleLines::add(const Rule& rule) {
   std::string& b = impl_->buf;
   const size_t need = impl_->used + 2 + kRuleLevel + max_rule_text(rule);
@@ -642,6 +647,11 @@ void RuleLines::add(const Rule& rule) {
   impl_->used = static_cast<size_t>(render_rule(o, rule) - b.data());
 }
 size_t RuleLines::size() const { return impl_->used; }
+std::string_view RuleLines::view() const { return std::string_view(impl_->buf).substr(0, impl_->used); }
+void RuleLines::clear() {
+  impl_->used = 0;
+  impl_->first = true;
+}
 std::string& RuleLines::text() {
   impl_->buf.resize(impl_->used);
   return impl_->buf;
@@ -677,7 +687,7 @@ void read_back(int fd, uint64_t at, uint64_t size, const std::function<void(std:
 // other's writes.
 struct RuleTextBuffer::Store {
   UniqueFd fd;
-  std::mutex mu;
+  mutable std::mutex mu;
   uint64_t end = 0;
   std::string memory;  // when there is no file
 
@@ -716,9 +726,68 @@ struct RuleTextBuffer::Store {
   }
 
   // The text at [at, at + size) for `sink`: a view of memory, or read back.
+  // The writer asks for chains on several threads, each for a run of
+  // consecutive chains (its slice), mostly stored one after another: a read
+  // goes through a window of the file, so one pread serves the next many
+  // chains (one per chain was 120k preads at 20k Services, a syscall each).
   void read(uint64_t at, uint64_t size, const std::function<void(std::string_view)>& sink) const {
     if (!fd) return sink(std::string_view(memory).substr(at, size));
-    read_back(fd.get(), at, size, sink);
+    if (size > kWindow) return read_back(fd.get(), at, size, sink);
+    std::unique_ptr<Window> w = take_window(at, size);
+    if (at < w->at || at + size > w->at + w->text.size()) {
+      w->at = at;
+      w->text.resize(static_cast<size_t>(std::min<uint64_t>(kWindow, end_of_text() - at)));
+      for (size_t got = 0; got < w->text.size();) {
+        const ssize_t n = ::pread(fd.get(), w->text.data() + got, w->text.size() - got, static_cast<off_t>(at + got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+          w->text.clear();
+          give_back(std::move(w));
+          throw std::runtime_error(std::string("reading back rule text: ") + std::strerror(n < 0 ? errno : EIO));
+        }
+        got += static_cast<size_t>(n);
+      }
+    }
+    const std::string_view text = std::string_view(w->text).substr(static_cast<size_t>(at - w->at), size);
+    try {
+      sink(text);
+    } catch (...) {
+      give_back(std::move(w));
+      throw;
+    }
+    give_back(std::move(w));
+  }
+
+ private:
+  static constexpr uint64_t kWindow = 16 << 10;
+  struct Window {
+    uint64_t at = 0;
+    std::string text;
+  };
+  // Windows not in use, kept for the next read (one per writer thread at a
+  // time; the threads come and go, the windows and their pages stay).
+  mutable std::mutex windows_mu;
+  mutable std::vector<std::unique_ptr<Window>> windows;
+
+  uint64_t end_of_text() const {
+    std::lock_guard lock(mu);
+    return end;
+  }
+  // A free window holding [at, at + size) if there is one, else any free one, else a new one.
+  std::unique_ptr<Window> take_window(uint64_t at, uint64_t size) const {
+    std::lock_guard lock(windows_mu);
+    if (windows.empty()) return std::make_unique<Window>();
+    auto it = std::find_if(windows.begin(), windows.end(), [&](const auto& w) {
+      return at >= w->at && at + size <= w->at + w->text.size();
+    });
+    if (it == windows.end()) it = windows.end() - 1;
+    std::unique_ptr<Window> w = std::move(*it);
+    windows.erase(it);
+    return w;
+  }
+  void give_back(std::unique_ptr<Window> w) const {
+    std::lock_guard lock(windows_mu);
+    windows.push_back(std::move(w));
   }
 };
 

@@ -51,6 +51,10 @@ class RuleLines {
   void add(const Rule& rule);
   size_t size() const;           // bytes of text so far
   std::string& text();           // everything added so far
+  std::string_view view() const; // the same, leaving the room as it is
+  // Forgets the text and keeps the room: the next chunk is rendered into
+  // pages already faulted in (fresh pages are what rendering costs most on a VM).
+  void clear();
 
  private:
   struct Impl;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 
 #include "model/json.h"
 #include "tests/support/kernel.h"
@@ -222,6 +223,57 @@ TEST(ImportNetns, KubeProxyNftablesFixturesThroughNft) {
     for (const auto& set : t.sets) {
       EXPECT_EQ(static_cast<long>(set.element_count), c.elements.at(set.name)) << set.name;
       for (const auto& e : set.elements) EXPECT_NE(listing.find(e.key), std::string::npos) << e.key;
+    }
+  }
+}
+
+// fixtures/scenarios/save-text.sh stands in for iptables-save in the import
+// benchmark (bench/compare.sh: a 20k-Service node's text without loading it):
+// its output must be what both backends' iptables-save print for the same
+// state, table by table and line for line, the header and trailer comments
+// aside (legacy lists the tables in the kernel's order).
+TEST(ImportNetns, SaveTextIsWhatIptablesSavePrints) {
+  DPS_REQUIRE_ROOT();
+  const std::string restore_input =
+      run({"sh", source_path("fixtures/scenarios/gen-kube-proxy.sh"), "iptables", "120", "5"}).out;
+  ASSERT_NE(restore_input.find("--probability"), std::string::npos);
+  // Table name -> its lines from "*name" to COMMIT, comment lines left out.
+  auto tables_of = [](const std::string& text) {
+    std::map<std::string, std::string> tables;
+    std::string* current = nullptr;
+    for (size_t at = 0; at < text.size();) {
+      size_t nl = text.find('\n', at);
+      if (nl == std::string::npos) nl = text.size();
+      const std::string line = text.substr(at, nl - at);
+      at = nl + 1;
+      if (line.empty() || line[0] == '#') continue;
+      if (line[0] == '*') current = &tables[line.substr(1)];
+      if (current) current->append(line).push_back('\n');
+    }
+    return tables;
+  };
+  TempDir dir;
+  write_text(dir.file("restore.txt"), restore_input);
+  const auto converted = run({"sh", "-c", "sh '" + source_path("fixtures/scenarios/save-text.sh") + "' < '" +
+                                              dir.file("restore.txt") + "'"});
+  ASSERT_EQ(converted.exit_code, 0) << converted.err;
+  const auto expected = tables_of(converted.out);
+  ASSERT_EQ(expected.size(), 2u);
+  EXPECT_NE(expected, tables_of(restore_input)) << "the generator already writes save text: nothing is checked";
+  for (const std::string backend : {"nft", "legacy"}) {
+    SCOPED_TRACE("iptables-" + backend);
+    Netns ns("stxt");
+    ns.sh("iptables-" + backend + "-restore", restore_input);
+    const auto saved = tables_of(ns.sh("iptables-" + backend + "-save"));
+    ASSERT_EQ(saved.size(), expected.size());
+    for (const auto& [name, text] : expected) {
+      const auto it = saved.find(name);
+      ASSERT_NE(it, saved.end()) << name;
+      const auto [x, y] = std::mismatch(it->second.begin(), it->second.end(), text.begin(), text.end());
+      EXPECT_TRUE(x == it->second.end() && y == text.end())
+          << "table " << name << ": iptables-save and save-text.sh differ from byte " << (x - it->second.begin())
+          << ":\n  saved:     " << it->second.substr(x - it->second.begin(), 160)
+          << "\n  converted: " << text.substr(y - text.begin(), 160);
     }
   }
 }
