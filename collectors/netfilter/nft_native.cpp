@@ -161,6 +161,7 @@ class Decoder {
     if (name == "nat") return nat(tb);
     if (name == "masq") return masquerade(tb);
     if (name == "redir") return redirect(tb);
+    if (name == "tproxy") return tproxy(tb);
     if (name == "reject") return reject(tb);
     if (name == "dynset") return dynset(tb);
     if (name == "notrack") return emit({{"notrack", nullptr}});
@@ -936,6 +937,30 @@ class Decoder {
   }
   void redirect(const AttrTable& tb) {
     emit({{"redirect", port_action(tb, NFTA_REDIR_FLAGS, NFTA_REDIR_REG_PROTO_MIN, NFTA_REDIR_REG_PROTO_MAX)}});
+  }
+
+  // netlink_delinearize.c netlink_parse_tproxy: the address is of the
+  // statement's family (the table's, or ip/ip6 in an inet table, where nft
+  // names it), the port an inet_service; both network order.
+  void tproxy(const AttrTable& tb) {
+    const uint32_t tproxy_family = tb[NFTA_TPROXY_FAMILY] ? be32(tb[NFTA_TPROXY_FAMILY]) : NFPROTO_UNSPEC;
+    json body = json::object();
+    if (family_ == NFPROTO_INET && tproxy_family != NFPROTO_UNSPEC) {
+      if (tproxy_family != NFPROTO_IPV4 && tproxy_family != NFPROTO_IPV6) unknown("a tproxy of another family");
+      body["family"] = tproxy_family == NFPROTO_IPV6 ? "ip6" : "ip";
+    }
+    if (tb[NFTA_TPROXY_REG_ADDR]) {
+      if (tproxy_family != NFPROTO_IPV4 && tproxy_family != NFPROTO_IPV6) unknown("a tproxy address of no family");
+      const Value& a = read(tb[NFTA_TPROXY_REG_ADDR]);
+      if (a.kind != Value::kLiteral) unknown("a tproxy address from an expression");
+      body["addr"] = value(tproxy_family == NFPROTO_IPV6 ? kIp6addr : kIpaddr, Order::Big, a.bytes);
+    }
+    if (tb[NFTA_TPROXY_REG_PORT]) {
+      const Value& p = read(tb[NFTA_TPROXY_REG_PORT]);
+      if (p.kind != Value::kLiteral) unknown("a tproxy port from an expression");
+      body["port"] = value(kInetService, Order::Big, p.bytes);
+    }
+    emit({{"tproxy", body}});
   }
 
   void reject(const AttrTable& tb) {
