@@ -733,29 +733,22 @@ struct RuleTextBuffer::Store {
   void read(uint64_t at, uint64_t size, const std::function<void(std::string_view)>& sink) const {
     if (!fd) return sink(std::string_view(memory).substr(at, size));
     if (size > kWindow) return read_back(fd.get(), at, size, sink);
-    std::unique_ptr<Window> w = take_window(at, size);
-    if (at < w->at || at + size > w->at + w->text.size()) {
-      w->at = at;
-      w->text.resize(static_cast<size_t>(std::min<uint64_t>(kWindow, end_of_text() - at)));
-      for (size_t got = 0; got < w->text.size();) {
-        const ssize_t n = ::pread(fd.get(), w->text.data() + got, w->text.size() - got, static_cast<off_t>(at + got));
+    Lease lease{this, take_window(at, size)};
+    Window& w = *lease.window;
+    if (at < w.at || at + size > w.at + w.text.size()) {
+      w.at = at;
+      w.text.resize(static_cast<size_t>(std::min<uint64_t>(kWindow, end_of_text() - at)));
+      for (size_t got = 0; got < w.text.size();) {
+        const ssize_t n = ::pread(fd.get(), w.text.data() + got, w.text.size() - got, static_cast<off_t>(at + got));
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
-          w->text.clear();
-          give_back(std::move(w));
+          w.text.clear();
           throw std::runtime_error(std::string("reading back rule text: ") + std::strerror(n < 0 ? errno : EIO));
         }
         got += static_cast<size_t>(n);
       }
     }
-    const std::string_view text = std::string_view(w->text).substr(static_cast<size_t>(at - w->at), size);
-    try {
-      sink(text);
-    } catch (...) {
-      give_back(std::move(w));
-      throw;
-    }
-    give_back(std::move(w));
+    sink(std::string_view(w.text).substr(static_cast<size_t>(at - w.at), size));
   }
 
  private:
@@ -763,6 +756,12 @@ struct RuleTextBuffer::Store {
   struct Window {
     uint64_t at = 0;
     std::string text;
+  };
+  // A window taken for one read, given back however the read ends.
+  struct Lease {
+    const Store* store;
+    std::unique_ptr<Window> window;
+    ~Lease() { store->give_back(std::move(window)); }
   };
   // Windows not in use, kept for the next read (one per writer thread at a
   // time; the threads come and go, the windows and their pages stay).
