@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include <algorithm>
 #include <limits>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -23,6 +24,74 @@ namespace {
 
 using nlohmann::json;
 using model::Backend;
+
+// nft 1.0.6 prints a statement that has no JSON form (a chain binding, a
+// map update) into a 1,024-byte buffer (json.c stmt_print_json, fmemopen):
+// a text this long may have been cut.
+constexpr size_t kStatementTextCut = 1023;
+
+// Whether an expression of `nft -j` loads through the kernel expressions
+// iptables-nft 1.8.9 writes (nft.c supported_exprs: payload, meta, bitwise,
+// cmp, range, lookup, immediate): a packet or meta field, a value, a set, a
+// map, and their concatenations, prefixes, ranges and binary operations.
+bool iptables_nft_expression(const json& e) {
+  if (!e.is_object()) return true;  // a value, a symbol, an @set
+  if (e.size() != 1) return false;
+  const std::string& kind = e.begin().key();
+  const json& arg = e.begin().value();
+  auto all = [](const json& list) {
+    if (!list.is_array()) return iptables_nft_expression(list);
+    return std::all_of(list.begin(), list.end(), [](const json& x) { return iptables_nft_expression(x); });
+  };
+  if (kind == "payload" || kind == "meta" || kind == "set" || kind == "elem") return true;
+  if (kind == "prefix") return arg.is_object() && iptables_nft_expression(arg.value("addr", json()));
+  if (kind == "range" || kind == "concat" || kind == "&" || kind == "|" || kind == "^" || kind == "<<" || kind == ">>") {
+    return all(arg);
+  }
+  if (kind == "map") return arg.is_object() && iptables_nft_expression(arg.value("key", json()));
+  return false;  // ct, fib, rt, socket, osf, exthdr, tcp option, ipsec, numgen, hash, ...
+}
+
+// iptables 1.8.9 nft.c nft_is_rule_compatible, on a rule as `nft -j` prints
+// it: false for a rule iptables-nft cannot list (`iptables-nft-save` then
+// prints "# Table `nat' is incompatible, use 'nft' tool." for its table).
+// The live collector asks the same of the kernel's expressions
+// (collectors/netfilter/nft_rule.h iptables_nft_can_list).
+bool iptables_nft_can_list(const json& statements) {
+  for (const json& st : statements) {
+    if (st.is_string()) {
+      // A statement nft prints as text: a chain binding is an immediate jump
+      // (the bound chain's rules are only text here); a map update is not.
+      const std::string& text = st.get_ref<const std::string&>();
+      if (text.rfind("jump {", 0) == 0 || text.rfind("goto {", 0) == 0) continue;
+      return false;
+    }
+    if (!st.is_object() || st.size() != 1) return false;
+    const std::string& kind = st.begin().key();
+    const json& arg = st.begin().value();
+    if (kind == "xt" || kind == "accept" || kind == "drop" || kind == "continue" || kind == "return" ||
+        kind == "jump" || kind == "goto") {
+      continue;
+    }
+    if (kind == "counter" && !arg.is_string()) continue;  // a named counter is an objref
+    if (kind == "match" && arg.is_object() && iptables_nft_expression(arg.value("left", json())) &&
+        iptables_nft_expression(arg.value("right", json()))) {
+      continue;
+    }
+    if (kind == "mangle" && arg.is_object()) {  // meta set, payload set
+      const json key = arg.value("key", json());
+      const bool field = key.is_object() && key.size() == 1 &&
+                         (key.begin().key() == "meta" || key.begin().key() == "payload");
+      if (field && iptables_nft_expression(arg.value("value", json()))) continue;
+    }
+    if (kind == "vmap" && arg.is_object() && iptables_nft_expression(arg.value("key", json()))) continue;
+    // json.c limit_stmt_json: packets (no rate_unit), not inverted; log_stmt_json: with a group.
+    if (kind == "limit" && arg.is_object() && !arg.contains("rate_unit") && !arg.value("inv", false)) continue;
+    if (kind == "log" && arg.is_object() && arg.contains("group")) continue;
+    return false;
+  }
+  return true;
+}
 
 class NftParser {
  public:
@@ -50,6 +119,9 @@ class NftParser {
         add_table(body);
       } else if (kind == "chain") {
         add_chain(body);
+      } else if (kind == "rule") {
+        TableState& t = table_of(body);
+        if (t.iptables_listable) t.iptables_listable = iptables_nft_can_list(field(body, "expr"));
       }
     }
     for (auto& t : tables_) classify(t);
@@ -79,6 +151,7 @@ class NftParser {
   struct TableState {
     model::Table table;
     std::unordered_map<std::string, size_t> chain_index;
+    bool iptables_listable = true;  // every rule is one iptables-nft can list
   };
 
   [[noreturn]] void fail(const std::string& what) const {
@@ -167,7 +240,8 @@ class NftParser {
     for (const auto& c : t.table.chains) {
       if (c.base) base_names.push_back(c.name);
     }
-    t.table.backend = model::classify_nft_table(t.table.family, t.table.name, base_names);
+    t.table.backend = t.iptables_listable ? model::classify_nft_table(t.table.family, t.table.name, base_names)
+                                          : Backend::Nftables;
     if (t.table.backend != Backend::IptablesNft) return;
     for (auto& c : t.table.chains) {
       c.rules_recorded = false;
@@ -198,6 +272,11 @@ class NftParser {
     // The text `nft list ruleset` prints; a rule the printer does not know is
     // kept and marked, its statements as given.
     NftRuleText text = nft_rule_text(expr, t.table.family, rule.match.comment);
+    if (text.unknown.empty() && std::any_of(expr.begin(), expr.end(), [](const json& st) {
+          return st.is_string() && st.get_ref<const std::string&>().size() >= kStatementTextCut;
+        })) {
+      text.unknown = "a statement nft -j prints as text, cut at 1,023 bytes (json.c stmt_print_json)";
+    }
     if (text.unknown.empty()) {
       rule.text = std::move(text.text);
     } else {

@@ -149,6 +149,7 @@ struct ChainInfo {
   uint32_t hooknum = 0;
   bool has_hook = false;
   bool spooled = false;  // rules in Options::spool, chain's rule_count set
+  bool bound = false;    // NFT_CHAIN_BINDING: listed inside the rule that binds it, not as a chain
 };
 
 struct SetInfo {
@@ -275,6 +276,9 @@ int dump_chains(NlSocket& sock, Attempt& a, const std::map<std::pair<uint8_t, st
       if (std::string comment = chain_udata_comment(ud, len, NFTNL_UDATA_CHAIN_COMMENT); !comment.empty()) {
         chain.comment = std::move(comment);
       }
+    }
+    if (nftnl_chain_is_set(c.get(), NFTNL_CHAIN_FLAGS)) {
+      info.bound = nftnl_chain_get_u32(c.get(), NFTNL_CHAIN_FLAGS) & NFT_CHAIN_BINDING;
     }
     if (nftnl_chain_is_set(c.get(), NFTNL_CHAIN_HOOKNUM)) {
       info.has_hook = true;
@@ -510,17 +514,20 @@ int dump_flowtables(NlSocket& sock, Attempt& a,
   });
 }
 
+// `unlisted`: set when an iptables-nft table's rule is one iptables-nft
+// cannot list (iptables_nft_can_list); the table is then read again as native.
 int dump_rules(NlSocket& sock, Attempt& a, ChainInfo& info, bool iptables, const Options& options,
-               const TableSets* sets) {
+               const TableSets* sets, std::atomic<bool>* unlisted, const ChainBindings* bindings) {
   model::Chain& chain = a.chain(info);
   const std::string& table = a.tables[info.table].table.name;
   char req[MNL_SOCKET_BUFFER_SIZE];
   nlmsghdr* nlh = nftnl_nlmsg_build_hdr(req, NFT_MSG_GETRULE, info.family, NLM_F_DUMP, sock.next_seq());
   mnl_attr_put_strz(nlh, NFTA_RULE_TABLE, table.c_str());
   mnl_attr_put_strz(nlh, NFTA_RULE_CHAIN, chain.name.c_str());
-  const RuleDecodeOptions opts{info.family, iptables, sets};
+  const RuleDecodeOptions opts{info.family, iptables, sets, bindings};
   auto& rules = chain.rules;
   rules.clear();
+  info.spooled = false;
   if (options.receive_only) {
     uint64_t count = 0;
     const int err = sock.talk(nlh, [&](const nlmsghdr* m) {
@@ -541,6 +548,7 @@ int dump_rules(NlSocket& sock, Attempt& a, ChainInfo& info, bool iptables, const
   uint32_t read = 0;
   const int err = sock.talk(nlh, [&](const nlmsghdr* m) {
     a.check(m);
+    if (iptables && !iptables_nft_can_list(m)) *unlisted = true;
     model::Rule rule = decode_nft_rule(m, opts);
     rule.position = ++read;
     rules.push_back(std::move(rule));
@@ -731,7 +739,7 @@ unsigned worker_count(const Options& options) {
 // Reads the rules of every chain and the elements of the sets, spread over
 // worker threads, each with its own socket. The workers are started from the
 // calling thread, so they live in its network namespace.
-void dump_contents(Attempt& a, const Options& options, const std::vector<bool>& iptables_table) {
+void dump_contents(Attempt& a, const Options& options, std::vector<bool>& iptables_table) {
   // Chains are taken in the order the snapshot will list them (canonicalize's
   // table and chain order), not the kernel's: the spool then holds them nearly
   // in the order the writer reads them back, a window at a time.
@@ -777,9 +785,60 @@ void dump_contents(Attempt& a, const Options& options, const std::vector<bool>& 
     return s.read_elements ? dump_elements(sock, a, s) : 0;
   });
   for (const SetInfo& s : a.sets) table_sets[s.table][s.set.name] = &s.shape;
-  run(a.chains.size(), [&](NlSocket& sock, size_t i) {
-    ChainInfo& c = a.chains[chain_order[i]];
-    return dump_rules(sock, a, c, iptables_table[c.table], options, &table_sets[c.table]);
+  // A native table's bound chains before the rules that bind them: nft
+  // prints their rules inside that rule. (A binding inside a binding, which
+  // nft 1.0.6 cannot write, is left without text: kBindingNotRead.)
+  // iptables-nft-save lists a bound chain as a chain of its own.
+  std::vector<ChainBindings> table_bindings(a.tables.size());
+  std::map<size_t, ChainBinding> bound;  // by chain index
+  std::vector<size_t> binding, unbound;
+  for (size_t c : chain_order) {
+    const ChainInfo& info = a.chains[c];
+    (info.bound && !iptables_table[info.table] ? binding : unbound).push_back(c);
+    if (info.bound) table_bindings[info.table][a.chain(info).name] = &bound[c];
+  }
+  std::vector<std::atomic<bool>> unlisted(a.tables.size());
+  Options in_memory = options;
+  in_memory.spool = nullptr;  // their text is read back here
+  run(binding.size(), [&](NlSocket& sock, size_t i) {
+    ChainInfo& c = a.chains[binding[i]];
+    return dump_rules(sock, a, c, iptables_table[c.table], in_memory, &table_sets[c.table], &unlisted[c.table],
+                      &table_bindings[c.table]);
+  });
+  for (size_t c : binding) {
+    ChainBinding& b = bound[c];
+    b.read = true;
+    for (const model::Rule& r : a.chain(a.chains[c]).rules) {
+      if (!r.text.empty()) {
+        b.rules.push_back(r.text);
+      } else if (b.unknown.empty()) {
+        const bool why = r.raw.rfind("text not printed (", 0) == 0;
+        b.unknown = why ? r.raw.substr(18, r.raw.find("): ") - 18) : "a rule without text";
+      }
+    }
+  }
+  run(unbound.size(), [&](NlSocket& sock, size_t i) {
+    ChainInfo& c = a.chains[unbound[i]];
+    return dump_rules(sock, a, c, iptables_table[c.table], options, &table_sets[c.table], &unlisted[c.table],
+                      &table_bindings[c.table]);
+  });
+  // A table named like iptables' holding a rule iptables-nft cannot list:
+  // iptables-nft-save prints "# Table `nat' is incompatible, use 'nft' tool."
+  // and nothing else of it, so nft is its tool. Its chains are read again as
+  // native nftables (rare: a hand-written `ip filter` table).
+  std::vector<size_t> again;
+  for (size_t c : chain_order) {
+    if (unlisted[a.chains[c].table]) again.push_back(c);
+  }
+  if (again.empty() || a.moved || a.error) return;
+  for (size_t t = 0; t < a.tables.size(); ++t) {
+    if (!unlisted[t]) continue;
+    iptables_table[t] = false;
+    a.tables[t].table.backend = model::Backend::Nftables;
+  }
+  run(again.size(), [&](NlSocket& sock, size_t i) {
+    ChainInfo& c = a.chains[again[i]];
+    return dump_rules(sock, a, c, false, options, &table_sets[c.table], nullptr, &table_bindings[c.table]);
   });
 }
 
@@ -894,6 +953,15 @@ NftDump dump_nftables(const Options& options) {
             if (base) c.base = *base;
           }
           if (c.rules_recorded && !a.chains[ci].spooled) c.rule_count = c.rules.size();
+        }
+        if (!ipt && std::any_of(a.tables[i].chains.begin(), a.tables[i].chains.end(),
+                                [&](size_t ci) { return a.chains[ci].bound; })) {
+          // A bound chain is listed inside its rule (nft_native.h ChainBinding), as nft does.
+          std::vector<model::Chain> listed;
+          for (size_t ci : a.tables[i].chains) {
+            if (!a.chains[ci].bound) listed.push_back(std::move(a.chain(a.chains[ci])));
+          }
+          t.chains = std::move(listed);
         }
         if (ipt) {
           // iptables-nft shows every built-in chain of a table, creating the

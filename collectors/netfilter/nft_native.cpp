@@ -138,7 +138,8 @@ json limit_json(const AttrTable& tb) {
 
 class Decoder {
  public:
-  Decoder(uint8_t family, const TableSets& sets) : family_(family), sets_(sets) {
+  Decoder(uint8_t family, const TableSets& sets, const ChainBindings* bindings)
+      : family_(family), sets_(sets), bindings_(bindings) {
     if (family == NFPROTO_IPV4) network_ = "ip";
     if (family == NFPROTO_IPV6) network_ = "ip6";
     if (family == NFPROTO_BRIDGE) link_ = "ether";
@@ -384,7 +385,11 @@ class Decoder {
     if (be32(tb[NFTA_IMMEDIATE_DREG]) == NFT_REG_VERDICT) {
       const Verdict v = data_verdict(tb[NFTA_IMMEDIATE_DATA]);
       if (!v.present) unknown("a verdict immediate without a verdict");
-      if (v.chain.rfind("__chain", 0) == 0) unknown("a chain binding (jump { ... })");
+      if (bindings_ == nullptr) {
+        if (v.chain.rfind("__chain", 0) == 0) unknown("a chain binding (jump { ... })");
+      } else if (const auto it = bindings_->find(v.chain); it != bindings_->end()) {
+        return emit(binding(v.code, *it->second));
+      }
       return emit(verdict(v.code, v.chain));
     }
     Value v;
@@ -992,8 +997,21 @@ class Decoder {
     emit({{"reject", {{"type", kind}, {"expr", symbol(code, codes)}}}});
   }
 
+  // statement.c chain_stmt_print: a bound chain's rules inside the rule, at
+  // one fixed indentation whatever the nesting (chain_rules_print's "\t\t"
+  // and its "\t"); nft -j prints this statement as that same text.
+  json binding(int32_t code, const ChainBinding& chain) {
+    if (code != NFT_JUMP && code != NFT_GOTO) unknown("a chain binding with verdict " + std::to_string(code));
+    if (!chain.read) unknown(kBindingNotRead);
+    if (!chain.unknown.empty()) unknown("a chain binding: " + chain.unknown);
+    std::string text = code == NFT_JUMP ? "jump {\n" : "goto {\n";
+    for (const std::string& rule : chain.rules) text += "\t\t\t" + rule + "\n";
+    return text + "\t\t}";
+  }
+
   uint8_t family_;
   const TableSets& sets_;
+  const ChainBindings* bindings_;
   const char* link_ = nullptr;
   const char* network_ = nullptr;
   const char* transport_ = nullptr;
@@ -1048,10 +1066,11 @@ json element_statements(const nlattr* expressions) {
   return out;
 }
 
-NativeStatements native_statements(const nlattr* expressions, uint8_t family, const TableSets& sets) {
+NativeStatements native_statements(const nlattr* expressions, uint8_t family, const TableSets& sets,
+                                   const ChainBindings* bindings) {
   NativeStatements out;
   try {
-    Decoder d(family, sets);
+    Decoder d(family, sets, bindings);
     for_each_expression(expressions, [&](std::string_view name, const AttrTable& tb) { d.expr(name, tb); });
     out.statements = d.finish();
   } catch (const Unknown& u) {

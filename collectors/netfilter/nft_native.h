@@ -33,6 +33,20 @@ namespace dpscope::netfilter {
 // table of 3,000 Services holds 10,000 sets with 60-byte names.
 using TableSets = std::unordered_map<std::string_view, const SetShape*>;
 
+// A bound chain (NFT_CHAIN_BINDING: `jump { ... }` inside a rule): nft lists
+// it only inside the rule that binds it, so its rules' text is read before
+// that rule's. Keyed by the chain's name in its table.
+struct ChainBinding {
+  bool read = false;               // false: its rules are not read yet
+  std::vector<std::string> rules;  // each rule's text, as in a chain
+  std::string unknown;             // why a rule of it has no text ("" when all have)
+};
+using ChainBindings = std::unordered_map<std::string_view, const ChainBinding*>;
+
+// Why a rule binding a chain has no text: that chain's rules were not read
+// before it (a binding inside a binding, which nft 1.0.6 cannot write).
+inline constexpr const char* kBindingNotRead = "a chain binding whose rules were not read before it";
+
 struct NativeStatements {
   nlohmann::json statements = nlohmann::json::array();  // the rule's "expr", as nft -j prints it
   std::string unknown;  // what could not be read ("expression \"exthdr\""); "" when statements is whole
@@ -47,7 +61,9 @@ inline constexpr const char* kAnonymousElementsUnread = "its anonymous set's ele
 // {"counter": {"packets": 0, "bytes": 0}}. Throws nftval::Unknown.
 nlohmann::json element_statements(const nlattr* expressions);
 
-// `family` is the table's NFPROTO_*.
-NativeStatements native_statements(const nlattr* expressions, uint8_t family, const TableSets& sets);
+// `family` is the table's NFPROTO_*. `bindings`: the table's bound chains
+// (nullptr: not known, and a jump to a "__chain" name is not printed).
+NativeStatements native_statements(const nlattr* expressions, uint8_t family, const TableSets& sets,
+                                   const ChainBindings* bindings = nullptr);
 
 }  // namespace dpscope::netfilter

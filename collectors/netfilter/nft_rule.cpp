@@ -714,7 +714,7 @@ model::Rule decode_nft_rule(const nlmsghdr* nlh, const RuleDecodeOptions& option
   if (!options.iptables && options.sets != nullptr) {
     // The text goes through the printer `nft -j` imports use, so a live and
     // an imported snapshot of one ruleset print each rule the same way.
-    const NativeStatements st = native_statements(tb[NFTA_RULE_EXPRESSIONS], options.family, *options.sets);
+    const NativeStatements st = native_statements(tb[NFTA_RULE_EXPRESSIONS], options.family, *options.sets, options.bindings);
     std::string why = st.unknown;
     if (why.empty()) {
       importer::NftRuleText t = importer::nft_rule_text(st.statements, nft_family_name(options.family), comment);
@@ -731,6 +731,25 @@ model::Rule decode_nft_rule(const nlmsghdr* nlh, const RuleDecodeOptions& option
     rule.raw = nftnl_rule_text(nlh);
   }
   return rule;
+}
+
+bool iptables_nft_can_list(const nlmsghdr* nlh) {
+  // iptables 1.8.9 nft.c supported_exprs, and the limit and log forms it writes.
+  static constexpr std::string_view kWritten[] = {"match",   "target",  "payload",   "meta",   "cmp",
+                                                  "bitwise", "counter", "immediate", "lookup", "range"};
+  bool listable = true;
+  for_each_expression(rule_attrs(nlh)[NFTA_RULE_EXPRESSIONS], [&](std::string_view name, const AttrTable& tb) {
+    if (!listable || std::find(std::begin(kWritten), std::end(kWritten), name) != std::end(kWritten)) return;
+    if (name == "limit") {
+      const uint32_t type = tb[NFTA_LIMIT_TYPE] ? be32(tb[NFTA_LIMIT_TYPE]) : NFT_LIMIT_PKTS;
+      const uint32_t flags = tb[NFTA_LIMIT_FLAGS] ? be32(tb[NFTA_LIMIT_FLAGS]) : 0;
+      if (type == NFT_LIMIT_PKTS && flags == 0) return;
+    } else if (name == "log" && tb[NFTA_LOG_GROUP] != nullptr) {
+      return;
+    }
+    listable = false;
+  });
+  return listable;
 }
 
 std::string nftnl_rule_text(const nlmsghdr* nlh) {

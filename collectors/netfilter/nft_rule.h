@@ -19,6 +19,8 @@ struct RuleDecodeOptions {
   bool iptables = false;  // decode as an iptables-nft rule (else: native nftables record)
   // A native rule's table's sets, for its text (nullptr: the text is not printed).
   const TableSets* sets = nullptr;
+  // Its table's bound chains, read before (nft_native.h ChainBinding).
+  const ChainBindings* bindings = nullptr;
 };
 
 // Decodes `nlh` into a rule record (position left 0 for the caller).
@@ -26,6 +28,12 @@ struct RuleDecodeOptions {
 // a native rule whose text nft_native.h cannot print, are returned with
 // undecoded = true and raw = libnftnl's text of the rule.
 model::Rule decode_nft_rule(const nlmsghdr* nlh, const RuleDecodeOptions& options);
+
+// Whether iptables-nft 1.8.9 can list a table holding this rule: every
+// expression is one it writes (nft.c nft_is_expr_compatible). A table with
+// one rule that is not is "incompatible, use 'nft' tool" to iptables-nft-save,
+// so nft is the only tool that lists it, and it is read as native nftables.
+bool iptables_nft_can_list(const nlmsghdr* nlh);
 
 // libnftnl's default text of the rule ("[ payload load 4b @ network header + 16 => reg 1 ] ..."),
 // or a sentence saying libnftnl could not parse it (an expression newer than libnftnl 1.2.4).

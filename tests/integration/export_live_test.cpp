@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 
+#include "model/json.h"
 #include "tests/support/kernel.h"
 #include "tests/support/nft_text.h"
 #include "tests/support/process.h"
@@ -119,6 +120,80 @@ table ip dps-dormant {
   again.sh("ip link add dps0 type veth peer name dps1");
   again.sh("nft -f -", e.out);
   EXPECT_EQ(nft_ruleset_without_expires(again.sh("nft list ruleset"), {}), nft);
+}
+
+// Chain bindings (`jump { ... }`): nft lists a bound chain's rules inside the
+// rule that binds it, and so does the snapshot (no "__chainN" chain in a
+// native table; the rule's text spans lines as nft prints it), live and
+// imported; iptables-nft-save lists one as a chain of its own, and so does
+// export. And a table named like iptables' holding a rule iptables-nft
+// cannot list is nft's (iptables-nft-save: "Table `nat' is incompatible").
+TEST(ExportLive, ChainBindingsAndTablesIptablesNftCannotList) {
+  DPS_REQUIRE_ROOT();
+  Netns ns("binding");
+  ns.sh("nft -f -", R"(table inet dps-bind {
+	set allowed { type ipv4_addr; elements = { 10.0.0.1, 10.0.0.2 } }
+	chain input { type filter hook input priority filter; policy accept;
+		tcp dport 22 jump {
+			ip saddr @allowed counter accept
+			udp dport { 53, 5353 } accept comment "dns"
+			log prefix "ssh " drop
+		}
+		meta l4proto icmp goto {
+			counter drop
+		}
+		iifname "lo" accept
+	}
+}
+table ip filter {
+	chain INPUT { type filter hook input priority filter; policy accept;
+		tcp dport 80 jump {
+			accept
+		}
+	}
+}
+table ip nat {
+	chain postrouting {
+		snat to ip saddr map { 1.1.1.1 : 2.2.2.2 }
+	}
+}
+)");
+  TempDir tmp;
+  const std::string snap = tmp.file("live.json"), nft_json = tmp.file("nft.json"), imported = tmp.file("import.json");
+  RunResult s = run({dpscope_bin(), "snapshot", "--netns", ns.name(), "--rules", "--no-ebpf", "-q", "-o", snap});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  write_text(nft_json, ns.sh("nft -j list ruleset"));
+  RunResult i = run({dpscope_bin(), "import", "--nft-json", nft_json, "-o", imported});
+  ASSERT_EQ(i.exit_code, 0) << i.err;
+  const std::string nft = ns.sh("nft list ruleset");
+  const NftTextRules want = nft_text_rules(nft);
+  EXPECT_EQ(want.multiline, 3u);
+  EXPECT_NE(ns.sh("iptables-nft-save").find("# Table `nat' is incompatible, use 'nft' tool."), std::string::npos);
+  for (const std::string& file : {snap, imported}) {
+    SCOPED_TRACE(file);
+    const model::Snapshot snapshot = model::load_snapshot(file);
+    size_t native_rules = 0;
+    for (const model::Table& t : snapshot.netfilter.tables) {
+      const bool iptables = t.family == "ip" && t.name == "filter";
+      EXPECT_EQ(t.backend, iptables ? model::Backend::IptablesNft : model::Backend::Nftables) << t.name;
+      if (iptables) continue;
+      for (const model::Chain& c : t.chains) {
+        EXPECT_NE(c.name.rfind("__chain", 0), 0u) << t.name << ": a bound chain listed as a chain";
+        const auto& lines = want.chains.at({t.family, t.name, c.name});
+        ASSERT_EQ(c.rules.size(), lines.size()) << c.name;
+        for (size_t r = 0; r < lines.size(); ++r, ++native_rules) EXPECT_EQ(c.rules[r].text, lines[r]);
+      }
+    }
+    EXPECT_EQ(native_rules, 4u);
+  }
+  RunResult e = run({dpscope_bin(), "export", snap, "--format", "nft"});
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_EQ(e.out, nft_ruleset_without_expires(nft, {"ip filter"})) << first_difference(nft, e.out);
+  RunResult x = run({dpscope_bin(), "export", snap, "--format", "iptables-save"});
+  ASSERT_EQ(x.exit_code, 0) << x.err;
+  const std::string saved = save_text_without_comments(ns.sh("iptables-nft-save"), true);
+  EXPECT_NE(saved.find(":__chain"), std::string::npos) << saved;
+  EXPECT_EQ(save_text_without_comments(x.out, true), saved);
 }
 
 // An import cannot give nft's listing back: nft -j 1.0.6 leaves declarations out.

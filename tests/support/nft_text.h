@@ -1,8 +1,9 @@
 // Test support: the rules of `nft list ruleset` text, per chain, as nft
 // printed them (one line each, indentation removed). Chain bindings (a rule
-// whose text opens a block: `jump { ... }`) span lines; they are kept as
-// their first line with " {" and counted in `multiline`. And the elements
-// of its named sets and maps, one text each, as nft printed them.
+// whose text opens a block: `jump { ... }`) span lines: their first line,
+// then the block's lines as nft printed them (its tabs kept), joined by
+// "\n", and counted in `multiline`. And the elements of its named sets and
+// maps, one text each, as nft printed them.
 #pragma once
 
 #include <algorithm>
@@ -64,11 +65,17 @@ inline NftTextRules nft_text_rules(const std::string& text) {
           t.rfind("devices ", 0) == 0) {
         continue;  // the chain's own properties, not rules
       }
-      out.chains[{family, table, chain}].push_back(t);
+      std::string rule = t;
       if (opens) {
         ++out.multiline;
-        stack.push_back('o');
+        for (int depth = 1; depth > 0 && std::getline(in, line);) {
+          const std::string inner = trim(line);
+          if (inner == "}") --depth;
+          if (inner.size() >= 2 && inner.compare(inner.size() - 2, 2, " {") == 0) ++depth;
+          rule += "\n" + line;
+        }
       }
+      out.chains[{family, table, chain}].push_back(std::move(rule));
       continue;
     }
     if (opens) stack.push_back('o');  // nested inside another object

@@ -142,7 +142,9 @@ TEST(ImportNftJson, NativeMatchesAndNatArguments) {
 }
 
 // nft -j prints a statement it has no JSON form for as its text: the listing
-// is accepted; a chain binding is kept and marked (its rules are only text).
+// is accepted, and that text is the statement's (a chain binding's rules on
+// their own lines, as nft list ruleset prints them), unless nft may have cut
+// it (json.c stmt_print_json prints it into 1,024 bytes).
 TEST(ImportNftJson, StatementsNftPrintsAsTextAreAccepted) {
   const std::string head = R"({"nftables": [
  {"table": {"family": "ip", "name": "t", "handle": 1}},
@@ -155,9 +157,35 @@ TEST(ImportNftJson, StatementsNftPrintsAsTextAreAccepted) {
   tables = parse_nft_json(head + R"("jump {\n\t\t\taccept\n\t\t}"]}}]})", "n.json");
   ASSERT_EQ(tables.at(0).chains.at(0).rules.size(), 1u);
   const auto& bound = tables[0].chains[0].rules[0];
-  EXPECT_TRUE(bound.text.empty());
-  EXPECT_TRUE(bound.undecoded);
-  EXPECT_NE(bound.raw.find("jump {"), std::string::npos);
+  EXPECT_EQ(bound.text, "jump {\n\t\t\taccept\n\t\t}");
+  EXPECT_FALSE(bound.undecoded);
+  tables = parse_nft_json(head + "\"jump {" + std::string(1017, 'x') + "\"]}}]}", "n.json");  // 1,023 bytes
+  const auto& long_binding = tables.at(0).chains.at(0).rules.at(0);
+  EXPECT_TRUE(long_binding.text.empty());
+  EXPECT_TRUE(long_binding.undecoded);
+  EXPECT_NE(long_binding.raw.find("jump {"), std::string::npos);
+}
+
+// A table named like iptables' is iptables-nft's only while iptables-nft
+// can list every rule of it (iptables 1.8.9 nft.c nft_is_table_compatible):
+// a snat map is an expression it never writes, and iptables-nft-save prints
+// "# Table `nat' is incompatible, use 'nft' tool." for the first table; it
+// lists the second. Both documents are what nft 1.0.6 printed of the
+// nftables project's tests/shell dumps maps/dumps/anonymous_snat_map_0.nft
+// and transactions/dumps/0040set_0.nft.
+TEST(ImportNftJson, TableIptablesNftCannotListIsNative) {
+  auto tables = parse_nft_json(R"({"nftables": [{"metainfo": {"version": "1.0.6", "release_name": "Lester Gooch #5", "json_schema_version": 1}}, {"table": {"family": "ip", "name": "nat", "handle": 1}}, {"chain": {"family": "ip", "table": "nat", "name": "postrouting", "handle": 1}}, {"rule": {"family": "ip", "table": "nat", "chain": "postrouting", "handle": 3, "expr": [{"snat": {"addr": {"map": {"key": {"payload": {"protocol": "ip", "field": "saddr"}}, "data": {"set": [["1.1.1.1", "2.2.2.2"]]}}}}}]}}]})",
+                               "n.json");
+  ASSERT_EQ(tables.size(), 1u);
+  EXPECT_EQ(tables[0].backend, Backend::Nftables);
+  ASSERT_EQ(tables[0].chains.size(), 1u);  // no iptables built-in chains added
+  ASSERT_EQ(tables[0].chains[0].rules.size(), 1u);
+  EXPECT_EQ(tables[0].chains[0].rules[0].text, "snat to ip saddr map { 1.1.1.1 : 2.2.2.2 }");
+
+  tables = parse_nft_json(R"({"nftables": [{"metainfo": {"version": "1.0.6", "release_name": "Lester Gooch #5", "json_schema_version": 1}}, {"table": {"family": "ip", "name": "filter", "handle": 2}}, {"map": {"family": "ip", "name": "client_to_any", "table": "filter", "type": "ipv4_addr", "handle": 3, "map": "verdict"}}, {"chain": {"family": "ip", "table": "filter", "name": "FORWARD", "handle": 1, "type": "filter", "hook": "forward", "prio": 0, "policy": "accept"}}, {"chain": {"family": "ip", "table": "filter", "name": "client_to_any", "handle": 2}}, {"rule": {"family": "ip", "table": "filter", "chain": "FORWARD", "handle": 4, "expr": [{"goto": {"target": "client_to_any"}}]}}, {"rule": {"family": "ip", "table": "filter", "chain": "client_to_any", "handle": 5, "expr": [{"vmap": {"key": {"payload": {"protocol": "ip", "field": "saddr"}}, "data": "@client_to_any"}}]}}]})",
+                          "n.json");
+  ASSERT_EQ(tables.size(), 1u);
+  EXPECT_EQ(tables[0].backend, Backend::IptablesNft);
 }
 
 TEST(ImportNftJson, EmptyRulesetIsValid) {

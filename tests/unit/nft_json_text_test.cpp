@@ -152,9 +152,10 @@ TEST(NftJsonText, WhatJsonDoesNotKeepStaysUnknown) {
   const json range = json::parse(
       R"([{"match":{"left":{"payload":{"field":"code","protocol":"icmpv6"}},"op":"==","right":{"range":["addr-unreachable",66]}}}])");
   EXPECT_NE(nft_rule_text(range, "ip6", "").unknown, "");
-  // A chain binding spans lines.
-  const json binding = json::parse(R"(["jump {\n\t\t\taccept\n\t\t}"])");
-  EXPECT_EQ(nft_rule_text(binding, "inet", "").unknown, "a chain binding (jump/goto { ... })");
+  // A chain binding spans lines, and JSON has it as nft's text: printed as given.
+  const json binding = json::parse(R"([{"match":{"left":{"meta":{"key":"l4proto"}},"op":"==","right":"ipv6-icmp"}},"jump {\n\t\t\tcounter packets 0 bytes 0 accept\n\t\t}"])");
+  EXPECT_EQ(nft_rule_text(binding, "inet", "").text,
+            "meta l4proto ipv6-icmp jump {\n\t\t\tcounter packets 0 bytes 0 accept\n\t\t}");
   // ct's address with a direction: JSON drops the family nft prints.
   const json ct = json::parse(R"([{"match":{"left":{"ct":{"dir":"original","key":"saddr"}},"op":"==","right":"1.2.3.4"}}])");
   EXPECT_NE(nft_rule_text(ct, "inet", "").unknown, "");
