@@ -394,6 +394,7 @@ model::NftSetDeclaration set_declaration(nftnl_set* s, uint8_t family) {
   try {
     if (key && (!datamap || data)) d.key_typeof = typeof_text(nftnl_udata_get(key), nftnl_udata_len(key));
     if (data && datamap && !d.key_typeof.empty()) d.data_typeof = typeof_text(nftnl_udata_get(data), nftnl_udata_len(data));
+    if (datamap && d.data_typeof.empty()) d.key_typeof.clear();  // "can't use 'typeof' keyword, so discard key too"
   } catch (const nftval::Unknown& u) {
     d.key_typeof.clear();
     d.data_typeof.clear();
