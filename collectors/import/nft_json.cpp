@@ -56,7 +56,7 @@ bool iptables_nft_expression(const json& e) {
 // it: false for a rule iptables-nft cannot list (`iptables-nft-save` then
 // prints "# Table `nat' is incompatible, use 'nft' tool." for its table).
 // The live collector asks the same of the kernel's expressions
-// (collectors/netfilter/nft_rule.h iptables_nft_can_list).
+// (collectors/netfilter/nft_rule.h decode_nft_rule).
 bool iptables_nft_can_list(const json& statements) {
   for (const json& st : statements) {
     if (st.is_string()) {

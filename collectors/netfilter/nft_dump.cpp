@@ -516,7 +516,7 @@ int dump_flowtables(NlSocket& sock, Attempt& a,
 }
 
 // `unlisted`: set when an iptables-nft table's rule is one iptables-nft
-// cannot list (iptables_nft_can_list); the table is then read again as native.
+// cannot list (nft_rule.h decode_nft_rule); the table is then read again as native.
 int dump_rules(NlSocket& sock, Attempt& a, ChainInfo& info, bool iptables, const Options& options,
                const TableSets* sets, std::atomic<bool>* unlisted, const ChainBindings* bindings) {
   model::Chain& chain = a.chain(info);
@@ -549,8 +549,9 @@ int dump_rules(NlSocket& sock, Attempt& a, ChainInfo& info, bool iptables, const
   uint32_t read = 0;
   const int err = sock.talk(nlh, [&](const nlmsghdr* m) {
     a.check(m);
-    if (iptables && !iptables_nft_can_list(m)) *unlisted = true;
-    model::Rule rule = decode_nft_rule(m, opts);
+    bool listable = true;
+    model::Rule rule = decode_nft_rule(m, opts, &listable);
+    if (!listable && unlisted) *unlisted = true;
     rule.position = ++read;
     rules.push_back(std::move(rule));
     if (stream && rules.size() == kSlice) {

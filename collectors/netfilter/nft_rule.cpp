@@ -678,11 +678,24 @@ AttrTable rule_attrs(const nlmsghdr* nlh) {
   return tb;
 }
 
+// iptables 1.8.9 nft.c nft_is_expr_compatible: an expression iptables-nft
+// writes (supported_exprs), or its limit and log forms.
+bool iptables_nft_writes(std::string_view name, const AttrTable& tb) {
+  static constexpr std::string_view kWritten[] = {"match",   "target",  "payload",   "meta",   "cmp",
+                                                  "bitwise", "counter", "immediate", "lookup", "range"};
+  if (std::find(std::begin(kWritten), std::end(kWritten), name) != std::end(kWritten)) return true;
+  if (name == "limit") {
+    const uint32_t type = tb[NFTA_LIMIT_TYPE] ? be32(tb[NFTA_LIMIT_TYPE]) : NFT_LIMIT_PKTS;
+    return type == NFT_LIMIT_PKTS && be32(tb[NFTA_LIMIT_FLAGS]) == 0;
+  }
+  return name == "log" && tb[NFTA_LOG_GROUP] != nullptr;
+}
+
 }  // namespace
 
 std::string nft_rule_chain(const nlmsghdr* nlh) { return std::string(str(rule_attrs(nlh)[NFTA_RULE_CHAIN])); }
 
-model::Rule decode_nft_rule(const nlmsghdr* nlh, const RuleDecodeOptions& options) {
+model::Rule decode_nft_rule(const nlmsghdr* nlh, const RuleDecodeOptions& options, bool* iptables_listable) {
   model::Rule rule;
   const AttrTable tb = rule_attrs(nlh);
   const int af = options.family == NFPROTO_IPV6 ? AF_INET6 : AF_INET;
@@ -692,6 +705,7 @@ model::Rule decode_nft_rule(const nlmsghdr* nlh, const RuleDecodeOptions& option
   for_each_expression(tb[NFTA_RULE_EXPRESSIONS], [&](std::string_view name, const AttrTable& data) {
     if (options.iptables) {
       if (decoded && !ipt.expr(name, data)) decoded = false;
+      if (iptables_listable && !iptables_nft_writes(name, data)) *iptables_listable = false;
     } else {
       native.expr(name, data);
     }
@@ -731,25 +745,6 @@ model::Rule decode_nft_rule(const nlmsghdr* nlh, const RuleDecodeOptions& option
     rule.raw = nftnl_rule_text(nlh);
   }
   return rule;
-}
-
-bool iptables_nft_can_list(const nlmsghdr* nlh) {
-  // iptables 1.8.9 nft.c supported_exprs, and the limit and log forms it writes.
-  static constexpr std::string_view kWritten[] = {"match",   "target",  "payload",   "meta",   "cmp",
-                                                  "bitwise", "counter", "immediate", "lookup", "range"};
-  bool listable = true;
-  for_each_expression(rule_attrs(nlh)[NFTA_RULE_EXPRESSIONS], [&](std::string_view name, const AttrTable& tb) {
-    if (!listable || std::find(std::begin(kWritten), std::end(kWritten), name) != std::end(kWritten)) return;
-    if (name == "limit") {
-      const uint32_t type = tb[NFTA_LIMIT_TYPE] ? be32(tb[NFTA_LIMIT_TYPE]) : NFT_LIMIT_PKTS;
-      const uint32_t flags = tb[NFTA_LIMIT_FLAGS] ? be32(tb[NFTA_LIMIT_FLAGS]) : 0;
-      if (type == NFT_LIMIT_PKTS && flags == 0) return;
-    } else if (name == "log" && tb[NFTA_LOG_GROUP] != nullptr) {
-      return;
-    }
-    listable = false;
-  });
-  return listable;
 }
 
 std::string nftnl_rule_text(const nlmsghdr* nlh) {

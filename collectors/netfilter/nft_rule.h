@@ -27,13 +27,13 @@ struct RuleDecodeOptions {
 // An iptables-nft rule with an expression outside the xtables-compat set, and
 // a native rule whose text nft_native.h cannot print, are returned with
 // undecoded = true and raw = libnftnl's text of the rule.
-model::Rule decode_nft_rule(const nlmsghdr* nlh, const RuleDecodeOptions& options);
-
-// Whether iptables-nft 1.8.9 can list a table holding this rule: every
-// expression is one it writes (nft.c nft_is_expr_compatible). A table with
-// one rule that is not is "incompatible, use 'nft' tool" to iptables-nft-save,
-// so nft is the only tool that lists it, and it is read as native nftables.
-bool iptables_nft_can_list(const nlmsghdr* nlh);
+// `iptables_listable` (iptables rules): set false when the rule has an
+// expression iptables-nft 1.8.9 never writes (nft.c nft_is_expr_compatible).
+// A table holding such a rule is "incompatible, use 'nft' tool" to
+// iptables-nft-save, so nft is the only tool that lists it, and the
+// collector reads it as native nftables.
+model::Rule decode_nft_rule(const nlmsghdr* nlh, const RuleDecodeOptions& options,
+                            bool* iptables_listable = nullptr);
 
 // libnftnl's default text of the rule ("[ payload load 4b @ network header + 16 => reg 1 ] ..."),
 // or a sentence saying libnftnl could not parse it (an expression newer than libnftnl 1.2.4).
