@@ -166,6 +166,9 @@ class Decoder {
     if (name == "reject") return reject(tb);
     if (name == "dynset") return dynset(tb);
     if (name == "notrack") return emit({{"notrack", nullptr}});
+    if (name == "flow_offload") {  // netlink_parse_flow_offload, json.c flow_offload_stmt_json
+      return emit({{"flow", {{"op", "add"}, {"flowtable", "@" + std::string(str(tb[NFTA_FLOW_TABLE_NAME]))}}}});
+    }
     if (name == "limit") return emit(limit_json(tb));
     if (name == "log") return log(tb);
     if (name == "objref") return objref(tb);

@@ -5,7 +5,8 @@
 // same VM: every rule's text equals the saved line, chain by chain; the live
 // snapshot equals the import of the tools' text object by object; the state is
 // unchanged afterwards. Also: a kernel without ip_set gives an empty ipsets
-// section, not an unavailable one and not a module load.
+// section, not an unavailable one and not a module load; and flowtables,
+// which this machine's kernel lacks, export as nft lists them.
 // Skips loudly when qemu or the kernel package cannot be had.
 #include <gtest/gtest.h>
 
@@ -41,7 +42,8 @@ TEST(VmNetfilter, KubeProxyRulesetsOnDebianKernelEqualTheTools) {
   DPS_RUN_VM("tests/vm/netfilter.sh",
              "VM_MODULES='nf_tables nft_compat nft_chain_nat nft_ct nft_nat nft_masq nft_reject_inet nft_reject_ipv4 "
              "nft_numgen nft_fib_ipv4 nft_fib_inet nft_limit nfnetlink_acct xt_nfacct xt_comment xt_addrtype "
-             "xt_conntrack xt_recent xt_mark xt_statistic xt_MASQUERADE xt_nat xt_tcpudp ipt_REJECT' "
+             "xt_conntrack xt_recent xt_mark xt_statistic xt_MASQUERADE xt_nat xt_tcpudp ipt_REJECT "
+             "dummy nf_flow_table nf_flow_table_inet nft_flow_offload' "
              "VM_TOOLS='nfacct nft iptables-nft-restore iptables-nft-save ip6tables-nft-save' "
              "VM_FILES='" + source_path("fixtures/upstream/kube-proxy-iptables/overall-iptables-rules.saved-nft.txt") + " " +
                  source_path("fixtures/upstream/kube-proxy-nftables/overall-nftables-rules.listed-ruleset.nft") + "'",
@@ -92,6 +94,10 @@ TEST(VmNetfilter, KubeProxyRulesetsOnDebianKernelEqualTheTools) {
 
   // Read-only: the same ruleset after the snapshot.
   EXPECT_EQ(saved_rules(s["iptables-save after"]), want);
+
+  // Flowtables (their declarations, and `flow add @f` in rules), as nft lists them.
+  ASSERT_NE(s["flowtable nft"].find("flowtable f {"), std::string::npos) << read_text(dir.file("out.txt"));
+  EXPECT_EQ(s["flowtable export"], s["flowtable nft"]);
 }
 
 }  // namespace
