@@ -116,8 +116,20 @@ const char* transport_name(uint8_t proto) {
 }
 
 // json.c limit_stmt_json: rate, burst and unit as the kernel holds them.
+// statement.c/json.c get_rate: a byte count in the largest unit that divides it.
+std::pair<uint64_t, const char*> byte_rate(uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"bytes", "kbytes", "mbytes"};
+  size_t u = 0;
+  while (u + 1 < std::size(kUnits) && bytes != 0 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++u;
+  }
+  return {bytes, kUnits[u]};
+}
+
 json limit_json(const AttrTable& tb) {
-  if (be32(tb[NFTA_LIMIT_TYPE]) != NFT_LIMIT_PKTS) unknown("a limit of bytes");
+  const uint32_t type = be32(tb[NFTA_LIMIT_TYPE]);
+  if (type != NFT_LIMIT_PKTS && type != NFT_LIMIT_PKT_BYTES) unknown("a limit of type " + std::to_string(type));
   const char* per = nullptr;
   switch (be64(tb[NFTA_LIMIT_UNIT])) {
     case 1: per = "second"; break;
@@ -131,6 +143,14 @@ json limit_json(const AttrTable& tb) {
   if (f & ~static_cast<uint32_t>(NFT_LIMIT_F_INV)) unknown("limit flags " + std::to_string(f));
   json body = {{"rate", be64(tb[NFTA_LIMIT_RATE])}, {"burst", be32(tb[NFTA_LIMIT_BURST])}, {"per", per}};
   if (f & NFT_LIMIT_F_INV) body["inv"] = true;
+  if (type == NFT_LIMIT_PKT_BYTES) {  // json.c limit_stmt_json: both in the largest unit that divides them
+    const auto [rate, rate_unit] = byte_rate(be64(tb[NFTA_LIMIT_RATE]));
+    const auto [burst, burst_unit] = byte_rate(be32(tb[NFTA_LIMIT_BURST]));
+    body["rate"] = rate;
+    body["rate_unit"] = rate_unit;
+    body["burst"] = burst;
+    body["burst_unit"] = burst_unit;
+  }
   return {{"limit", body}};
 }
 
@@ -1027,17 +1047,6 @@ class Decoder {
 }  // namespace
 
 namespace {
-
-// statement.c/json.c get_rate: a byte count in the largest unit that divides it.
-std::pair<uint64_t, const char*> byte_rate(uint64_t bytes) {
-  static constexpr const char* kUnits[] = {"bytes", "kbytes", "mbytes"};
-  size_t u = 0;
-  while (u + 1 < std::size(kUnits) && bytes != 0 && bytes % 1024 == 0) {
-    bytes /= 1024;
-    ++u;
-  }
-  return {bytes, kUnits[u]};
-}
 
 }  // namespace
 

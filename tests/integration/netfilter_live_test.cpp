@@ -484,5 +484,49 @@ TEST(NetfilterLive, WithoutCapabilitiesSectionIsUnavailable) {
   }
 }
 
+// Which `ip filter` tables are iptables-nft's: the ones iptables-nft-save
+// lists. One rule at a time, each a form iptables-nft does or does not
+// write (its limit and log only in the forms it writes them); the oracle is
+// iptables-nft-save's "# Table `filter' is incompatible, use 'nft' tool.",
+// and the live snapshot and the import of nft -j must both agree with it.
+TEST(NetfilterLive, TablesIptablesNftCannotListAreNative) {
+  DPS_REQUIRE_ROOT();
+  Netns ns("nf-compat");
+  TempDir tmp;
+  size_t incompatible = 0;
+  for (const char* rule : {"limit rate 10/second accept", "limit rate over 10/second accept",
+                           "limit rate 10 kbytes/second accept", "log group 2 accept", "log prefix \"x \" accept",
+                           "log group 2 prefix \"x \" accept", "ct state established accept",
+                           "limit rate over 1 mbytes/second burst 2 mbytes drop", "ip saddr 10.0.0.1 counter accept",
+                           "tcp dport 22 reject",
+                           "ip saddr { 10.0.0.1, 10.0.0.2 } drop", "notrack"}) {
+    SCOPED_TRACE(rule);
+    ns.sh("nft flush ruleset");
+    ns.sh(std::string("nft 'add table ip filter; add chain ip filter INPUT { type filter hook input priority 0; }; "
+                      "add rule ip filter INPUT ") + rule + "'");
+    const bool listed = ns.sh("iptables-nft-save").find("# Table `filter' is incompatible") == std::string::npos;
+    incompatible += !listed;
+    const std::string live = tmp.file("live.json"), nft_json = tmp.file("nft.json"), imported = tmp.file("import.json");
+    RunResult s = run({dpscope_bin(), "snapshot", "--netns", ns.name(), "--no-ebpf", "-q", "-o", live});
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+    write_text(nft_json, ns.sh("nft -j list ruleset"));
+    RunResult i = run({dpscope_bin(), "import", "--nft-json", nft_json, "-o", imported});
+    ASSERT_EQ(i.exit_code, 0) << i.err;
+    const auto want = listed ? model::Backend::IptablesNft : model::Backend::Nftables;
+    for (const std::string& file : {live, imported}) {
+      const model::Snapshot snap = model::load_snapshot(file);
+      ASSERT_EQ(snap.netfilter.tables.size(), 1u) << file;
+      EXPECT_EQ(snap.netfilter.tables[0].backend, want) << file;
+      if (!listed) {  // nft's text, and no iptables built-in chains made up
+        ASSERT_EQ(snap.netfilter.tables[0].chains.size(), 1u) << file;
+        EXPECT_EQ(snap.netfilter.tables[0].chains[0].rules.at(0).text,
+                  nft_text_rules(ns.sh("nft list ruleset")).chains.at({"ip", "filter", "INPUT"}).at(0))
+            << file;
+      }
+    }
+  }
+  EXPECT_EQ(incompatible, 7u);
+}
+
 }  // namespace
 }  // namespace dpscope::test
