@@ -470,8 +470,14 @@ class NftParser {
       set.elements.reserve(it->size());
       // nft 1.0.6's JSON keeps the first of an element's statements only
       // (json.c set_elem_expr_json: "TODO: only one statement per element"):
-      // an element with one may have had more, which the text would show.
+      // an element with one may have had more, which the text would show --
+      // unless the set declares one statement ("stmt"): the kernel then
+      // holds each element to exactly that one (nf_tables_api.c
+      // nft_add_set_elem: an element's expressions are the set's).
+      const auto declared = body.find("stmt");
+      const bool one_each = declared != body.end() && declared->is_array() && declared->size() == 1;
       for (const auto& e : *it) {
+        if (one_each) break;
         const json& key = e.is_array() && !e.empty() ? e[0] : e;
         if (!key.is_object() || !key.contains("elem") || !key["elem"].is_object()) continue;
         for (const auto& [k, v] : key["elem"].items()) {
