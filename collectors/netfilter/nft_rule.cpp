@@ -679,7 +679,8 @@ AttrTable rule_attrs(const nlmsghdr* nlh) {
 }
 
 // iptables 1.8.9 nft.c nft_is_expr_compatible: an expression iptables-nft
-// writes (supported_exprs), or its limit and log forms.
+// writes (supported_exprs), or its limit and log forms. The same list stands
+// in 1.8.10 and 1.8.11; later iptables also refuses a bitwise shift.
 bool iptables_nft_writes(std::string_view name, const AttrTable& tb) {
   static constexpr std::string_view kWritten[] = {"match",   "target",  "payload",   "meta",   "cmp",
                                                   "bitwise", "counter", "immediate", "lookup", "range"};
