@@ -102,6 +102,7 @@ void collect(model::Snapshot& snapshot, const Options& options) {
   } else if (out.nft) {
     nf.collection.nft_generation = out.nft->generation;
     nf.collection.nft_retries = out.nft->retries;
+    nf.collection.nft_set_rereads = out.nft->set_rereads;
     for (auto& t : out.nft->tables) nf.tables.push_back(std::move(t));
     if (!out.nft->consistent) {
       snapshot.unavailable.push_back(

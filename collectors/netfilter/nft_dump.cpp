@@ -28,6 +28,7 @@
 #include <numeric>
 #include <mutex>
 #include <thread>
+#include <unordered_set>
 
 #include "collectors/netfilter/nft_native.h"
 #include "collectors/netfilter/nft_rule.h"
@@ -174,6 +175,7 @@ struct Attempt {
   std::vector<SetInfo> sets;
   std::atomic<bool> moved{false};
   std::atomic<int> error{0};
+  std::atomic<uint32_t> set_rereads{0};
   uint32_t gen = 0;
 
   void check(const nlmsghdr* nlh) {
@@ -706,24 +708,60 @@ void record_elements(SetInfo& info) {
   }
 }
 
+// Whether a dump gave some element twice: its keys (with the interval-end
+// flag, which a range's end and the next range's start differ by) are unique
+// in the kernel.
+bool element_given_twice(const std::vector<RawSetElement>& elements) {
+  std::unordered_set<std::string> seen;
+  seen.reserve(elements.size());
+  std::string id;
+  for (const RawSetElement& e : elements) {
+    id.assign(reinterpret_cast<const char*>(&e.flags), sizeof e.flags);
+    id += e.key;
+    id += '\0';
+    id += e.key_end;
+    if (!seen.insert(id).second) return true;
+  }
+  return false;
+}
+
+// A set's elements come in parts, each a fresh walk of the set that skips
+// what earlier parts gave (nft_set_hash.c nft_rhash_walk). A hash table
+// resized between two parts (the rhashtable's deferred worker, right after a
+// large load or as elements expire) is walked in another order: some
+// elements come twice and as many not at all, with no NLM_F_DUMP_INTR (the
+// ruleset's generation does not move). Seen on kube-proxy's 3000x8 map
+// service-ips read right after nft -f: 5,935 elements, 5,259 keys. The count
+// stays right, so a key given twice is what tells; the set is read again,
+// and the whole ruleset when that does not settle.
 int dump_elements(NlSocket& sock, Attempt& a, SetInfo& info) {
-  std::unique_ptr<nftnl_set, decltype(&nftnl_set_free)> s(nftnl_set_alloc(), nftnl_set_free);
-  nftnl_set_set_str(s.get(), NFTNL_SET_TABLE, info.table_name.c_str());
-  nftnl_set_set_str(s.get(), NFTNL_SET_NAME, info.set.name.c_str());
-  nftnl_set_set_u32(s.get(), NFTNL_SET_FAMILY, info.family);
-  char req[MNL_SOCKET_BUFFER_SIZE];
-  nlmsghdr* nlh = nftnl_nlmsg_build_hdr(req, NFT_MSG_GETSETELEM, info.family, NLM_F_DUMP, sock.next_seq());
-  nftnl_set_elems_nlmsg_build_payload(nlh, s.get());
-  const int err = sock.talk(nlh, [&](const nlmsghdr* m) {
-    a.check(m);
-    return nftnl_set_elems_nlmsg_parse(m, s.get()) < 0 ? MNL_CB_ERROR : MNL_CB_OK;
-  });
-  if (err != 0) return err;
-  info.shape.elements.clear();
-  std::unique_ptr<nftnl_set_elems_iter, decltype(&nftnl_set_elems_iter_destroy)> it(
-      nftnl_set_elems_iter_create(s.get()), nftnl_set_elems_iter_destroy);
-  for (nftnl_set_elem* e = nftnl_set_elems_iter_next(it.get()); e != nullptr; e = nftnl_set_elems_iter_next(it.get())) {
-    info.shape.elements.push_back(raw_element(e));
+  static constexpr int kReads = 4;
+  for (int read = 1;; ++read) {
+    std::unique_ptr<nftnl_set, decltype(&nftnl_set_free)> s(nftnl_set_alloc(), nftnl_set_free);
+    nftnl_set_set_str(s.get(), NFTNL_SET_TABLE, info.table_name.c_str());
+    nftnl_set_set_str(s.get(), NFTNL_SET_NAME, info.set.name.c_str());
+    nftnl_set_set_u32(s.get(), NFTNL_SET_FAMILY, info.family);
+    char req[MNL_SOCKET_BUFFER_SIZE];
+    nlmsghdr* nlh = nftnl_nlmsg_build_hdr(req, NFT_MSG_GETSETELEM, info.family, NLM_F_DUMP, sock.next_seq());
+    nftnl_set_elems_nlmsg_build_payload(nlh, s.get());
+    const int err = sock.talk(nlh, [&](const nlmsghdr* m) {
+      a.check(m);
+      return nftnl_set_elems_nlmsg_parse(m, s.get()) < 0 ? MNL_CB_ERROR : MNL_CB_OK;
+    });
+    if (err != 0) return err;
+    info.shape.elements.clear();
+    std::unique_ptr<nftnl_set_elems_iter, decltype(&nftnl_set_elems_iter_destroy)> it(
+        nftnl_set_elems_iter_create(s.get()), nftnl_set_elems_iter_destroy);
+    for (nftnl_set_elem* e = nftnl_set_elems_iter_next(it.get()); e != nullptr; e = nftnl_set_elems_iter_next(it.get())) {
+      info.shape.elements.push_back(raw_element(e));
+    }
+    if (!element_given_twice(info.shape.elements)) break;
+    ++a.set_rereads;
+    if (read == kReads) {
+      a.moved = true;
+      return 0;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1 << read));  // the resize is a worker's: let it finish
   }
   info.shape.elements_read = true;
   record_elements(info);
@@ -903,6 +941,7 @@ NftDump dump_nftables(const Options& options) {
                       err == EPROTONOSUPPORT ? "this kernel has no nfnetlink (nfnetlink / nf_tables modules not loaded)"
                                              : kNftPermissionHint);
   }
+  uint32_t set_rereads = 0;  // over every attempt
   for (int attempt = 0;; ++attempt) {
     Attempt a;
     if (options.spool) options.spool->reset();  // an earlier attempt's rules are of another generation
@@ -940,9 +979,11 @@ NftDump dump_nftables(const Options& options) {
       throw SystemError("dumping nf_tables", e, e == EPERM ? kNftPermissionHint : "");
     }
     const bool consistent = !a.moved && gen_after == a.gen;
+    set_rereads += a.set_rereads;
     if (consistent || attempt + 1 >= kMaxAttempts) {
       out.generation = a.gen;
       out.retries = static_cast<uint32_t>(attempt);
+      out.set_rereads = set_rereads;
       out.consistent = consistent;
       for (size_t i = 0; i < a.tables.size(); ++i) {
         model::Table& t = a.tables[i].table;

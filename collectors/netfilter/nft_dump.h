@@ -18,6 +18,7 @@ struct NftDump {
   std::vector<model::Table> tables;   // iptables-nft and native nftables tables
   uint32_t generation = 0;
   uint32_t retries = 0;
+  uint32_t set_rereads = 0;           // set element dumps repeated (nft_dump.cpp dump_elements)
   bool consistent = true;             // false: the generation moved on every attempt
 };
 

@@ -650,6 +650,9 @@ json to_json(const Snapshot& s) {
   for (const auto& t : s.netfilter.tables) tables.push_back(table_json(t));
   json collection = {{"nft_retries", s.netfilter.collection.nft_retries}};
   put_opt(collection, "nft_generation", s.netfilter.collection.nft_generation);
+  if (s.netfilter.collection.nft_set_rereads != 0) {
+    collection["nft_set_rereads"] = s.netfilter.collection.nft_set_rereads;
+  }
   json unavailable = json::array();
   for (const auto& u : s.unavailable) {
     unavailable.push_back({{"section", u.section}, {"reason", u.reason}, {"errno", u.error}, {"hint", u.hint}});
@@ -728,6 +731,7 @@ Snapshot from_json(const json& j, const std::string& origin) {
         Reader c = nf.at("collection");
         s.netfilter.collection.nft_generation = c.opt_num<uint32_t>("nft_generation");
         s.netfilter.collection.nft_retries = c.num_or<uint32_t>("nft_retries", 0);
+        s.netfilter.collection.nft_set_rereads = c.num_or<uint32_t>("nft_set_rereads", 0);
       }
       if (nf.has("tables")) {
         for (const auto& t : nf.at("tables").items()) s.netfilter.tables.push_back(read_table(t));

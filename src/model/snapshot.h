@@ -193,6 +193,7 @@ struct NetfilterCollection {
   // nftables ruleset generation the snapshot was read at (live only).
   std::optional<uint32_t> nft_generation;
   uint32_t nft_retries = 0;    // dumps repeated because the generation moved / DUMP_INTR
+  uint32_t nft_set_rereads = 0;  // set element dumps repeated: one gave an element twice (a hash set resized under it)
   bool operator==(const NetfilterCollection&) const = default;
 };
 
