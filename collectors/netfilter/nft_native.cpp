@@ -51,6 +51,19 @@ struct Value {
   // A host-endian value turned to network order (byteorder hton), as nft
   // does for a key of a set: the expression prints as itself.
   bool swapped = false;
+  // A payload load as nft reads it back first (payload.c payload_init_raw:
+  // base, bit offset and length), before a template names it; len 0 once
+  // the value is computed from the load. nft leaves it raw ("@nh,32,32")
+  // where no template of the header's protocol matches: `complete` for a
+  // set key or an order compare (payload_expr_complete: a template of the
+  // same offset and length), `expand` for == or != a value
+  // (payload_expr_expand: a template at its offset).
+  struct Raw {
+    uint32_t base = 0, offset = 0, len = 0;  // NFT_PAYLOAD_*_HEADER; bits
+    bool complete = false, expand = false;
+  } raw;
+  bool raw_only = false;  // no template names the load: it prints only raw
+  std::string raw_why;    // what it is, for the reason when it is refused
 };
 
 // ------------------------------------------------------------------ packet fields
@@ -102,6 +115,62 @@ constexpr BitField kBitFields[] = {
     {"ip6", 0, 1, "\xf0", 4, "version", kInteger},
 };
 
+// nft's header templates (proto.c: proto_eth, proto_vlan, proto_ip, ...),
+// bit offset and length, in index order from 1 (payload.c walks them so):
+// what decides whether nft names a load or leaves it raw. The protocols
+// nft knows but this table does not (icmp, arp, esp ...) are never read raw.
+struct Template {
+  uint32_t offset, len;  // bits
+};
+struct ProtoTemplates {
+  const char* protocol;
+  std::initializer_list<Template> templates;
+};
+const ProtoTemplates kTemplates[] = {
+    {"ether", {{0, 48}, {48, 48}, {96, 16}}},
+    {"vlan", {{0, 3}, {3, 1}, {3, 1}, {4, 12}, {16, 16}}},
+    {"ip", {{0, 4}, {4, 4}, {8, 6}, {14, 2}, {16, 16}, {32, 16}, {48, 16}, {64, 8}, {72, 8}, {80, 16}, {96, 32}, {128, 32}}},
+    {"ip6", {{0, 4}, {4, 6}, {10, 2}, {12, 20}, {32, 16}, {48, 8}, {56, 8}, {64, 128}, {192, 128}}},
+    {"tcp", {{0, 16}, {16, 16}, {32, 32}, {64, 32}, {96, 4}, {100, 4}, {104, 8}, {112, 16}, {128, 16}, {144, 16}}},
+    {"udp", {{0, 16}, {16, 16}, {32, 16}, {48, 16}}},
+    {"udplite", {{0, 16}, {16, 16}, {32, 16}, {48, 16}}},
+    {"dccp", {{0, 16}, {16, 16}, {67, 4}}},
+    {"sctp", {{0, 16}, {16, 16}, {32, 32}, {64, 32}}},
+};
+
+// A protocol nft has a description of that this decoder does not follow
+// (proto.c: arp, a stacked vlan, esp, ah, comp, igmp): its fields are
+// neither named nor read raw.
+constexpr const char* kOpaque = "?";
+
+// What nft makes of a load of `len` bits at `offset` of a header whose
+// protocol is `protocol` (nullptr: nft has no description of it, or
+// proto_inet/proto_netdev/proto_unknown, none with templates; "th": the
+// transport header of no known protocol).
+Value::Raw raw_load(uint32_t base, const char* protocol, uint32_t offset, uint32_t len) {
+  Value::Raw r{base, offset, len, false, false};
+  if (protocol == nullptr) {
+    r.complete = r.expand = true;
+    return r;
+  }
+  const std::string_view p(protocol);
+  if (p == "th") {
+    // payload_init_raw names 16 bits at 0 or 16 `th sport` / `th dport`.
+    r.complete = r.expand = !(len == 16 && (offset == 0 || offset == 16));
+    return r;
+  }
+  for (const ProtoTemplates& t : kTemplates) {
+    if (p != t.protocol) continue;
+    r.complete = r.expand = true;
+    for (const Template& f : t.templates) {
+      if (f.offset == offset && f.len == len) r.complete = false;
+      if (f.offset == offset) r.expand = false;
+    }
+    return r;
+  }
+  return r;  // opaque: neither
+}
+
 const char* transport_name(uint8_t proto) {
   switch (proto) {
     case IPPROTO_TCP: return "tcp";
@@ -142,6 +211,7 @@ class Decoder {
     if (family == NFPROTO_IPV4) network_ = "ip";
     if (family == NFPROTO_IPV6) network_ = "ip6";
     if (family == NFPROTO_BRIDGE) link_ = "ether";
+    if (family == NFPROTO_ARP) network_ = kOpaque;  // proto.c proto_arp: not followed here
   }
 
   void expr(std::string_view name, const AttrTable& tb) {
@@ -191,9 +261,10 @@ class Decoder {
     unknown("register " + std::to_string(reg));
   }
   Value& reg(uint32_t r) { return regs_[slot(r)]; }
-  const Value& read(const nlattr* a) {
+  const Value& read(const nlattr* a, bool raw_ok = false) {
     const Value& v = reg(be32(a));
     if (v.kind == Value::kNone) unknown("a register read before it was written");
+    if (v.raw_only && !raw_ok) unknown("a raw payload expression (" + v.raw_why + ")");
     if (v.bits) unknown("a raw payload expression (bits of " + std::string(v.bits->protocol) + " without their mask)");
     if (v.swapped) unknown("a value in network byte order used outside a set key");
     return v;
@@ -230,7 +301,11 @@ class Decoder {
     }
     // Without a protocol, a transport port is nft's `th sport` / `th dport`.
     if (protocol == nullptr && base == NFT_PAYLOAD_TRANSPORT_HEADER) protocol = "th", dependency = -1;
-    if (protocol == nullptr) unknown("a raw payload expression (no protocol known for its header)");
+    // A stacked vlan header: nft's offsets past it (payload.c
+    // get_stacked_desc) are not followed for a raw load.
+    const bool stacked = base == NFT_PAYLOAD_LL_HEADER && vlan_dependency_ >= 0;
+    const Value::Raw raw = raw_load(base, stacked ? kOpaque : protocol, offset * 8, len * 8);
+    if (protocol == nullptr) return write(tb[NFTA_PAYLOAD_DREG], raw_value(raw, "no protocol known for its header"));
     // After `ether type vlan` the bytes past the ether header are the vlan header's (proto.c proto_vlan).
     if (base == NFT_PAYLOAD_LL_HEADER && vlan_dependency_ >= 0 && offset >= 14 && offset < 18) {
       protocol = "vlan", offset -= 14, dependency = vlan_dependency_;
@@ -245,6 +320,7 @@ class Decoder {
       v.len = len;
       v.field_len = f.len;
       v.dependency = dependency;
+      v.raw = raw;
       return write(tb[NFTA_PAYLOAD_DREG], std::move(v));
     }
     for (const BitField& f : kBitFields) {
@@ -254,26 +330,58 @@ class Decoder {
       v.bits = &f;
       v.len = len;
       v.dependency = dependency;
+      v.raw = raw;
       return write(tb[NFTA_PAYLOAD_DREG], std::move(v));
     }
-    // Adjacent whole fields loaded at once.
+    const std::string why = (protocol == kOpaque ? std::string("a header this decoder does not follow") : protocol) +
+                            " at byte " + std::to_string(offset) + ", " + std::to_string(len) + " bytes";
+    // Adjacent whole fields loaded at once; `th` has no templates past its
+    // ports (payload_expr_expand of no description: one raw load).
     Value v;
     for (uint32_t at = offset; at < offset + len;) {
       const Field* next = nullptr;
       for (const Field& f : kFields) {
         if (std::string_view(f.protocol) == protocol && f.offset == at && at + f.len <= offset + len) next = &f;
       }
-      if (next == nullptr) {
-        unknown(std::string("a raw payload expression (") + protocol + " at byte " + std::to_string(offset) + ", " +
-                std::to_string(len) + " bytes)");
-      }
+      if (next == nullptr || std::string_view(protocol) == "th") return write(tb[NFTA_PAYLOAD_DREG], raw_value(raw, why));
       v.fields.push_back(next);
       at += next->len;
     }
     v.kind = Value::kExpr;
     v.len = len;
     v.dependency = dependency;
+    v.raw = raw;
     write(tb[NFTA_PAYLOAD_DREG], std::move(v));
+  }
+
+  // A load no template names (payload.c payload_expr_print: "@nh,32,32"),
+  // its values printed in hex (datatype.c xinteger_type); a raw payload
+  // implies no protocol (its description is proto_unknown:
+  // payload_dependency_kill). Where nft would name it after all (`raw`
+  // says where), it is refused when used (`why`).
+  static Value raw_value(const Value::Raw& raw, const std::string& why) {
+    static constexpr const char* kBases[] = {"ll", "nh", "th", "ih"};  // proto.c proto_base_tokens
+    Value v;
+    v.kind = Value::kExpr;
+    v.expr = {{"payload", {{"base", kBases[raw.base]}, {"offset", raw.offset}, {"len", raw.len}}}};
+    v.type = kInteger;
+    v.order = Order::Big;
+    v.len = raw.len / 8;
+    v.raw = raw;
+    v.raw_only = true;
+    v.raw_why = why;
+    return v;
+  }
+
+  // A value that is a payload load nft leaves raw where it is used: as a
+  // key (`complete`) or compared (`expand`); else unknown.
+  static Value as_raw(const Value& v, bool expand) {
+    if (v.raw.len == 0 || !(expand ? v.raw.expand : v.raw.complete)) {
+      unknown("a raw payload expression (" + (v.raw_why.empty() ? std::string("a field loaded in part") : v.raw_why) + ")");
+    }
+    Value r = raw_value(v.raw, v.raw_why);
+    r.raw = v.raw;
+    return r;
   }
 
   void meta(const AttrTable& tb) {
@@ -399,7 +507,7 @@ class Decoder {
   // elements of an anonymous one would need the value's swapped byte order.
   void byteorder(const AttrTable& tb) {
     const Value& src = reg(be32(tb[NFTA_BYTEORDER_SREG]));
-    if (src.kind != Value::kExpr || src.bits || src.swapped || !src.fields.empty() || !src.mask.empty() || src.shift) {
+    if (src.kind != Value::kExpr || src.raw_only || src.bits || src.swapped || !src.fields.empty() || !src.mask.empty() || src.shift) {
       unknown("a byte order conversion of a computed value");
     }
     if (be32(tb[NFTA_BYTEORDER_OP]) != NFT_BYTEORDER_HTON || src.order != Order::Host ||
@@ -407,6 +515,7 @@ class Decoder {
       unknown("a byte order conversion other than one host value to network order");
     }
     Value v = src;
+    v.raw = {};
     v.swapped = true;
     write(tb[NFTA_BYTEORDER_DREG], std::move(v));
   }
@@ -418,6 +527,7 @@ class Decoder {
     if (op == NFT_BITWISE_LSHIFT || op == NFT_BITWISE_RSHIFT) return shift(tb, op);
     if (op != NFT_BITWISE_BOOL) unknown("bitwise operation " + std::to_string(op));
     const Value src = reg(be32(tb[NFTA_BITWISE_SREG]));
+    if (src.raw_only) unknown("a bitwise operation on a raw payload expression (" + src.raw_why + ")");
     if (src.kind != Value::kExpr || !src.fields.empty()) unknown("a bitwise operation on a constant or on several fields");
     const std::string mask(data_value(tb[NFTA_BITWISE_MASK])), x(data_value(tb[NFTA_BITWISE_XOR]));
     if (src.bits) return write(tb[NFTA_BITWISE_DREG], bit_field(src, mask, x));
@@ -425,6 +535,7 @@ class Decoder {
     const bool xor_zero = std::all_of(x.begin(), x.end(), [](char c) { return c == 0; });
     const bool mask_ones = std::all_of(mask.begin(), mask.end(), [](char c) { return static_cast<uint8_t>(c) == 0xff; });
     Value v = src;
+    v.raw = {};
     v.mask.clear();
     if (xor_zero) {
       v.masked = src.expr;
@@ -445,10 +556,13 @@ class Decoder {
   // netlink_parse_bitwise: NFTA_BITWISE_DATA holds it, host-endian).
   void shift(const AttrTable& tb, uint32_t op) {
     const Value src = reg(be32(tb[NFTA_BITWISE_SREG]));
-    if (src.kind != Value::kExpr || !src.fields.empty() || src.bits || src.shift) unknown("a shift of a constant or of a bit field");
+    if (src.kind != Value::kExpr || src.raw_only || !src.fields.empty() || src.bits || src.shift) {
+      unknown("a shift of a constant, of a bit field or of a raw payload expression");
+    }
     const std::string amount(data_value(tb[NFTA_BITWISE_DATA]));
     if (amount.size() != 4) unknown("a shift by an amount of " + std::to_string(amount.size()) + " bytes");
     Value v = src;
+    v.raw = {};
     v.mask.clear();
     v.expr = {{op == NFT_BITWISE_LSHIFT ? "<<" : ">>", {src.expr, integer(amount, Order::Host)}}};
     write(tb[NFTA_BITWISE_DREG], std::move(v));
@@ -460,6 +574,7 @@ class Decoder {
     const bool xor_zero = std::all_of(x.begin(), x.end(), [](char c) { return c == 0; });
     if (mask != f.mask || !xor_zero) unknown("a raw payload expression (bits of " + std::string(f.protocol) + ")");
     Value v = src;
+    v.raw = {};
     v.bits = nullptr;
     v.expr = {{"payload", {{"protocol", f.protocol}, {"field", f.name}}}};
     v.type = f.type;
@@ -475,9 +590,17 @@ class Decoder {
   static bool is_bitmask(uint32_t type) { return type == kCtState || type == kCtStatus || type == kTcpFlag; }
 
   void cmp(const AttrTable& tb) {
-    const Value& l = read(tb[NFTA_CMP_SREG]);
-    if (l.kind != Value::kExpr) unknown("a comparison of a constant");
     const uint32_t op = be32(tb[NFTA_CMP_OP]);
+    const bool equality = op == NFT_CMP_EQ || op == NFT_CMP_NEQ;
+    // netlink_delinearize.c payload_match_postprocess: == and != a value
+    // split a load into the fields it spans (payload_expr_expand), an order
+    // compare takes it whole (payload_expr_complete): a field loaded in
+    // part, or several, are then a raw payload.
+    const Value& loaded = reg(be32(tb[NFTA_CMP_SREG]));
+    const bool partial = !loaded.fields.empty() || loaded.bits || (loaded.field_len && loaded.len < loaded.field_len);
+    const bool raw = loaded.raw.len != 0 && (loaded.raw_only || (!equality && partial));
+    const Value& l = raw ? scratch_ = as_raw(loaded, equality) : read(tb[NFTA_CMP_SREG]);
+    if (l.kind != Value::kExpr) unknown("a comparison of a constant");
     if (!l.fields.empty()) return compare_fields(l, op, data_value(tb[NFTA_CMP_DATA]));
     if (l.shift) return compare_shifted(l, op, data_value(tb[NFTA_CMP_DATA]));
     static constexpr const char* kOps[] = {"==", "!=", "<", "<=", ">", ">="};
@@ -517,14 +640,20 @@ class Decoder {
   void compare_fields(const Value& l, uint32_t op, std::string_view data) {
     if (op != NFT_CMP_EQ || !l.mask.empty() || data.size() != l.len) unknown("a compare of several fields at once");
     size_t off = 0;
+    used(l);
     for (const Field* f : l.fields) {
-      emit({{"match",
-             {{"op", "=="},
-              {"left", {{"payload", {{"protocol", f->protocol}, {"field", f->name}}}}},
-              {"right", value(f->type, Order::Big, data.substr(off, f->len))}}}});
+      Value field;
+      field.kind = Value::kExpr;
+      field.expr = {{"payload", {{"protocol", f->protocol}, {"field", f->name}}}};
+      const std::string_view bytes = data.substr(off, f->len);
+      const int index = static_cast<int>(statements_.size());
+      emit({{"match", {{"op", "=="}, {"left", field.expr}, {"right", value(f->type, Order::Big, bytes)}}}});
+      // Each field's match gives its protocol, as one written alone would
+      // (payload_match_expand: relational_expr_pctx_update per field):
+      // `ether saddr ... ether type vlan` names the vlan header after it.
+      protocol_context(field, bytes, index);
       off += f->len;
     }
-    used(l);
   }
 
   // A bit field above its bytes' lowest bit: nft prints the value shifted down.
@@ -576,9 +705,15 @@ class Decoder {
     const bool ethertype = ether_type || e == kMetaProtocol || e == kVlanType;
     if (ethertype && data.size() == 2) {
       const uint64_t type = integer(data, Order::Big);
-      if (ether_type && type == 0x8100) vlan_dependency_ = index;
+      if (ether_type && type == 0x8100) {
+        vlan_dependency_ = index;
+      } else if (type == 0x8100 || type == 0x88a8) {
+        link_ = kOpaque;  // a vlan header nft stacks (proto.c proto_eth, proto_netdev): not followed here
+      }
       network_ = type == 0x0800 ? "ip" : type == 0x86dd ? "ip6" : nullptr;
       network_dependency_ = network_ ? index : -1;
+      // arp: a header nft names and this decoder does not.
+      if (type == 0x0806) network_ = kOpaque;
       return;
     }
     // Outside bridge tables, `meta iiftype ether` is what names the link
@@ -592,8 +727,17 @@ class Decoder {
     const uint8_t proto = static_cast<uint8_t>(data[0]);
     const bool l4 = e == kMetaL4proto || e == kIpProtocol || e == kIp6Nexthdr;
     if (l4) {
+      const char* before = transport_;
       transport_ = transport_name(proto);
       transport_dependency_ = transport_ ? index : -1;
+      if (transport_ == nullptr) {
+        // proto.c: esp, ah, comp and igmp have headers nft names; another
+        // protocol has none (meta_expr_pctx_update: proto_unknown), except
+        // that a payload match of one leaves the description as it was
+        // (payload_expr_pctx_update).
+        const bool nft_names = proto == IPPROTO_ESP || proto == IPPROTO_AH || proto == IPPROTO_COMP || proto == IPPROTO_IGMP;
+        if (nft_names || (e != kMetaL4proto && before != nullptr)) transport_ = kOpaque;
+      }
       // icmp and icmpv6 name their network protocol: a `meta nfproto` before
       // them is implied as well (nft prints `icmp type echo-request` in inet).
       const bool implies_network = proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6;
@@ -615,7 +759,11 @@ class Decoder {
   }
 
   void range(const AttrTable& tb) {
-    const Value& l = read(tb[NFTA_RANGE_SREG]);
+    // A range compares the load whole (payload_match_postprocess: payload_expr_complete).
+    const Value& loaded = reg(be32(tb[NFTA_RANGE_SREG]));
+    const bool partial = !loaded.fields.empty() || loaded.bits || (loaded.field_len && loaded.len < loaded.field_len);
+    const bool raw = loaded.raw.len != 0 && (loaded.raw_only || partial);
+    const Value& l = raw ? scratch_ = as_raw(loaded, false) : read(tb[NFTA_RANGE_SREG]);
     if (l.kind != Value::kExpr || !l.mask.empty() || !l.fields.empty() || l.shift) unknown("a range on a computed value");
     const std::string from(data_value(tb[NFTA_RANGE_FROM_DATA])), to(data_value(tb[NFTA_RANGE_TO_DATA]));
     const bool neq = be32(tb[NFTA_RANGE_OP]) == NFT_RANGE_NEQ;
@@ -650,6 +798,13 @@ class Decoder {
       parts.push_back(regs_[s]);
       if (parts.back().kind == Value::kLiteral) parts.back() = key_constant(parts.back(), types, i, typeof_declared);
       s += (regs_[s].len + 3) / 4;
+    }
+    for (Value& p : parts) {
+      // A key takes a load whole (netlink_delinearize.c expr_postprocess:
+      // payload_expr_complete): a field loaded in part, or several, or
+      // the bytes of a bit field without its mask, are a raw payload.
+      const bool partial = !p.fields.empty() || p.bits || (p.field_len && p.len < p.field_len);
+      if (p.raw.len != 0 && (p.raw_only || partial)) p = as_raw(p, false);
     }
     for (const Value& p : parts) {
       if (!p.mask.empty() || (p.field_len && p.len < p.field_len)) unknown("a set key that is a prefix");
@@ -999,6 +1154,7 @@ class Decoder {
   const char* transport_ = nullptr;
   int link_dependency_ = -1, vlan_dependency_ = -1, network_dependency_ = -1, transport_dependency_ = -1, transport_network_dependency_ = -1;
   std::array<Value, 20> regs_{};
+  Value scratch_;  // a load read back raw for one compare
   std::vector<json> statements_;
   std::vector<bool> removed_;
 };

@@ -79,6 +79,23 @@ json address(int af, std::string_view b) {
   return std::string(buf);
 }
 
+// json.c integer_type_json: a number when it fits 64 bits, else "0x" and
+// its hex digits (gmp's mpz_get_str: no leading zeros).
+json wide_integer(std::string_view b) {
+  const size_t first = b.find_first_not_of('\0');
+  if (first == std::string_view::npos || b.size() - first <= 8) {
+    return first == std::string_view::npos ? 0 : integer(b.substr(first), Order::Big);
+  }
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out = "0x";
+  for (size_t i = first; i < b.size(); ++i) {
+    const auto c = static_cast<unsigned char>(b[i]);
+    if (i != first || c >> 4) out += kDigits[c >> 4];
+    out += kDigits[c & 15];
+  }
+  return out;
+}
+
 }  // namespace
 
 json value(uint32_t type, Order order, std::string_view b) {
@@ -86,7 +103,7 @@ json value(uint32_t type, Order order, std::string_view b) {
     case kIpaddr: return address(AF_INET, b);
     case kIp6addr: return address(AF_INET6, b);
     case kInetService: return integer(b, Order::Big);
-    case kInteger: return integer(b, order);
+    case kInteger: return order == Order::Big && b.size() > 8 ? wide_integer(b) : json(integer(b, order));
     case kMark: return integer(b, Order::Host);
     case kInetProto: {
       if (b.size() != 1) unknown("a protocol of a wrong size");

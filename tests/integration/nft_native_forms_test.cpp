@@ -1,0 +1,117 @@
+// Native nftables forms the live decoder (collectors/netfilter/nft_native.cpp)
+// learned, each loaded with `nft -f` into a dps-* namespace: a rule's live
+// text is exactly what `nft list ruleset` prints of it, or absent (the rule
+// marked undecoded); never another text. The oracle is the real tool's
+// listing, rule by rule; each test also says how many rules it prints.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/integration/netfilter_support.h"
+#include "tests/support/nft_text.h"
+
+namespace dpscope::test {
+namespace {
+
+struct FormsResult {
+  size_t rules = 0, printed = 0;
+  std::vector<std::string> undecoded;  // raw reasons, for the report
+};
+
+// Loads `ruleset`, snapshots the namespace with --rules and checks every
+// rule's text against nft's listing of it.
+FormsResult live_texts_are_nfts(const std::string& tag, const std::string& ruleset) {
+  Netns ns(tag);
+  TempDir dir;
+  ns.sh("nft -f -", ruleset);
+  const NftTextRules text = nft_text_rules(ns.sh("nft list ruleset"));
+  const model::Snapshot live = nf::live_snapshot(ns, dir, {"--rules"});
+  FormsResult out;
+  for (const auto& t : live.netfilter.tables) {
+    for (const auto& c : t.chains) {
+      const auto it = text.chains.find({t.family, t.name, c.name});
+      EXPECT_NE(it, text.chains.end()) << c.name;
+      if (it == text.chains.end()) continue;
+      EXPECT_EQ(it->second.size(), c.rules.size()) << c.name;
+      for (size_t i = 0; i < c.rules.size() && i < it->second.size(); ++i) {
+        const model::Rule& r = c.rules[i];
+        ++out.rules;
+        EXPECT_EQ(r.undecoded, r.text.empty()) << it->second[i];
+        if (r.text.empty()) {
+          EXPECT_EQ(r.raw.rfind("text not printed (", 0), 0u) << r.raw;
+          out.undecoded.push_back(r.raw.substr(0, r.raw.find('\n')));
+          continue;
+        }
+        ++out.printed;
+        EXPECT_EQ(r.text, it->second[i]) << t.family << " " << t.name << " " << c.name << " #" << i + 1;
+      }
+    }
+  }
+  std::string report;
+  for (const auto& u : out.undecoded) report += "  " + u + "\n";
+  std::printf("%s: %zu of %zu rules printed; undecoded:\n%s", tag.c_str(), out.printed, out.rules, report.c_str());
+  return out;
+}
+
+// Raw payload expressions (payload.c payload_expr_print "@nh,32,32"): a load
+// no template of its header's protocol names, in a set key (payload_expr_complete)
+// or compared (payload_expr_expand); values in hex, wider than 64 bits too.
+// Where nft names the fields after all (ip id and frag-off, tcp doff, esp
+// spi, arp htype), the rule is left undecoded, never printed raw.
+TEST(NftNativeForms, RawPayloadExpressions) {
+  DPS_REQUIRE_ROOT();
+  const FormsResult r = live_texts_are_nfts("nf-raw", R"(
+table inet t {
+	map m {
+		typeof udp length . @ih,32,32 : verdict
+		elements = { 20 . 0x14 : accept }
+	}
+	chain c {
+		udp length . @nh,32,32 vmap @m
+		@th,160,32 0x2736c00 drop
+		@th,16,16 22 accept
+		@th,0,32 0x10002 accept
+		udp length . @th,160,128 vmap { 47-63 . 0xe373135363130333131303735353203 : accept }
+		meta nfproto ipv4 ip saddr . @nh,32,32 { 1.1.1.1 . 0x14, 2.2.2.2 . 0x1e }
+		@nh,0,8 0x45 accept
+		meta nfproto ipv4 @nh,32,32 0x12345678 accept
+		meta nfproto ipv4 @nh,32,32 { 0x1, 0x2 } accept
+		meta nfproto ipv4 @nh,96,24 { 0xa0000, 0xa0001 } accept
+		meta nfproto ipv4 @nh,96,24 < 0xa0000 accept
+		meta nfproto ipv4 @nh,96,24 0xa0000 accept
+		meta l4proto esp @th,0,32 0x1 accept
+		meta l4proto 47 @th,0,32 0x1 accept
+		meta l4proto tcp @th,96,8 0x50 accept
+		meta l4proto tcp @th,160,64 0x1122334455667788 accept
+		meta l4proto tcp @th,160,72 0x112233445566778899 accept
+		meta l4proto udp @th,64,8 1-5 accept
+	}
+}
+table ip x {
+	chain y {
+		@th,160,112 0x870697a7a6173656f03636f6d00 drop
+		@nh,32,32 0x11223344 accept
+		ip protocol tcp @th,0,32 0x10002 accept
+		@ll,0,16 0x1 accept
+	}
+}
+table arp a {
+	chain c {
+		@nh,0,16 0x1 accept
+	}
+}
+table netdev nt {
+	chain nc {
+		ether saddr 0a:0b:0c:0d:0e:0f vlan id 42
+		meta iiftype ether @ll,112,16 0x8100 accept
+		ether type arp @nh,0,16 0x1 accept
+	}
+}
+)");
+  EXPECT_EQ(r.rules, 26u);
+  EXPECT_GE(r.printed, 20u);
+}
+
+}  // namespace
+}  // namespace dpscope::test
