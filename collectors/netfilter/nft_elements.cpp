@@ -187,6 +187,10 @@ int prefix_len(const std::string& lo, const std::string& hi) {
 // network order there (nft switches it before sending: netlink.c
 // concat_elem_expr, netlink_delinearize_setelem), a string as its bytes.
 json field_value(const KeyField& f, std::string_view b, bool interval) {
+  if (f.shift) {
+    if (interval || f.type != kInteger || b.size() > 8) unknown("a range or a wide value of a bit field above its lowest bit");
+    return integer(b, f.order) >> f.shift;
+  }
   json v;
   if (interval && f.order == Order::Host && !string_type(f.type) && std::endian::native == std::endian::little) {
     const std::string host(b.rbegin(), b.rend());

@@ -85,6 +85,10 @@ struct KeyField {
   nftval::Order order = nftval::Order::Big;
   uint32_t len = 0;  // bytes
   bool hex = false;  // an integer nft prints in hex (a raw payload's)
+  // A bit field above its bytes' lowest bit (`ip version`): an anonymous
+  // set holds its values shifted up, nft prints them shifted down
+  // (netlink_delinearize.c binop_adjust).
+  uint32_t shift = 0;
 };
 
 // The fields of a map's values from its declaration, like declared_key.

@@ -61,6 +61,7 @@ struct Value {
   struct Raw {
     uint32_t base = 0, offset = 0, len = 0;  // NFT_PAYLOAD_*_HEADER; bits
     bool complete = false, expand = false;
+    const char* protocol = nullptr;  // the header's, as raw_load had it
   } raw;
   bool raw_only = false;  // no template names the load: it prints only raw
   std::string raw_why;    // what it is, for the reason when it is refused
@@ -148,7 +149,7 @@ constexpr const char* kOpaque = "?";
 // proto_inet/proto_netdev/proto_unknown, none with templates; "th": the
 // transport header of no known protocol).
 Value::Raw raw_load(uint32_t base, const char* protocol, uint32_t offset, uint32_t len) {
-  Value::Raw r{base, offset, len, false, false};
+  Value::Raw r{base, offset, len, false, false, protocol};
   if (protocol == nullptr) {
     r.complete = r.expand = true;
     return r;
@@ -169,6 +170,36 @@ Value::Raw raw_load(uint32_t base, const char* protocol, uint32_t offset, uint32
     return r;
   }
   return r;  // opaque: neither
+}
+
+// payload.c payload_expr_trim: whether nft reads a load ANDed with `mask`
+// (big-endian bytes) as a template of its own (the mask then implied).
+bool payload_trims(const Value::Raw& raw, std::string_view mask) {
+  if (raw.protocol == nullptr || std::string_view(raw.protocol) == "th") return false;  // no description
+  const ProtoTemplates* desc = nullptr;
+  for (const ProtoTemplates& t : kTemplates) {
+    if (std::string_view(raw.protocol) == t.protocol) desc = &t;
+  }
+  if (desc == nullptr) unknown("a mask on a header this decoder does not follow");
+  // The mask's lowest set bit, and the first clear bit above it (mpz_scan1, mpz_scan0).
+  const uint32_t bits = static_cast<uint32_t>(mask.size()) * 8;
+  auto bit = [&](uint32_t i) { return i < bits && (static_cast<uint8_t>(mask[mask.size() - 1 - i / 8]) >> (i % 8)) & 1; };
+  uint32_t mask_offset = 0;
+  while (mask_offset < bits && !bit(mask_offset)) ++mask_offset;
+  if (mask_offset == bits) return false;
+  uint32_t mask_len = mask_offset + 1;
+  while (bit(mask_len)) ++mask_len;
+  uint32_t payload_offset = raw.offset + bits - mask_len, payload_len = raw.len, len = 0;
+  for (const Template& t : desc->templates) {
+    if (t.offset != payload_offset) continue;
+    if (t.len > payload_len) return false;
+    payload_len -= t.len;
+    payload_offset += t.len;
+    len += t.len;
+    if (payload_len == 0) return false;
+    if (mask_offset + len == mask_len) return true;
+  }
+  return false;
 }
 
 const char* transport_name(uint8_t proto) {
@@ -533,6 +564,7 @@ class Decoder {
     if (src.bits) return write(tb[NFTA_BITWISE_DREG], bit_field(src, mask, x));
     if (src.shift) unknown("a bitwise operation on a bit field");
     const bool xor_zero = std::all_of(x.begin(), x.end(), [](char c) { return c == 0; });
+    if (xor_zero && src.raw.len != 0 && payload_trims(src.raw, mask)) unknown("a mask nft reads as a header field of its own");
     const bool mask_ones = std::all_of(mask.begin(), mask.end(), [](char c) { return static_cast<uint8_t>(c) == 0xff; });
     Value v = src;
     v.raw = {};
@@ -570,9 +602,17 @@ class Decoder {
 
   // The bytes of a bit field and the AND that keeps only its bits: the field.
   static Value bit_field(const Value& src, std::string_view mask, std::string_view x) {
-    const BitField& f = *src.bits;
+    // The field of these bytes whose bits the mask picks (`ip version`, `ip hdrlength`).
+    const BitField* found = nullptr;
+    for (const BitField& b : kBitFields) {
+      if (std::string_view(b.protocol) == src.bits->protocol && b.offset == src.bits->offset && b.len == src.bits->len &&
+          b.mask == mask) {
+        found = &b;
+      }
+    }
     const bool xor_zero = std::all_of(x.begin(), x.end(), [](char c) { return c == 0; });
-    if (mask != f.mask || !xor_zero) unknown("a raw payload expression (bits of " + std::string(f.protocol) + ")");
+    if (found == nullptr || !xor_zero) unknown("a raw payload expression (bits of " + std::string(src.bits->protocol) + ")");
+    const BitField& f = *found;
     Value v = src;
     v.raw = {};
     v.bits = nullptr;
@@ -580,6 +620,15 @@ class Decoder {
     v.type = f.type;
     v.shift = f.shift;
     return v;
+  }
+
+  // Several flags of a bitmask value as nft -j writes them in an
+  // expression: ORs in bit order (netlink.c bitmask_expr_to_binops).
+  static json flag_ors(json v) {
+    if (!v.is_array()) return v;
+    json folded = v[0];
+    for (size_t i = 1; i < v.size(); ++i) folded = {{"|", {folded, v[i]}}};
+    return folded;
   }
 
   // The operand of a binary operation prints as its expression's type,
@@ -806,10 +855,21 @@ class Decoder {
       const bool partial = !p.fields.empty() || p.bits || (p.field_len && p.len < p.field_len);
       if (p.raw.len != 0 && (p.raw_only || partial)) p = as_raw(p, false);
     }
+    for (Value& p : parts) {
+      // `meta mark >> 8 & 0xf`, `tcp flags & (ack | urg)`: the AND is the
+      // key (netlink_delinearize.c map_binop_postprocess keeps it where
+      // payload_expr_trim finds no field), its flags as nft -j's ORs.
+      // An address's mask prints as an address there (`ip saddr & 255.255.255.0`).
+      const bool whole = p.field_len == 0 || p.len == p.field_len;
+      if (!p.mask.empty() && p.kind == Value::kExpr && whole) {
+        p.expr = {{"&", {p.masked, flag_ors(value(p.type, p.order, p.mask))}}};
+        p.mask.clear();
+      }
+    }
     for (const Value& p : parts) {
       if (!p.mask.empty() || (p.field_len && p.len < p.field_len)) unknown("a set key that is a prefix");
       if (!p.fields.empty()) unknown("a set key of several fields loaded at once");
-      if (p.bits || p.shift) unknown("a set key of a bit field above its lowest bit");
+      if (p.bits) unknown("a set key of a bit field without its mask");
       if (p.len == 0) unknown("a set key of a map's values of unknown width");
     }
     return parts;
@@ -845,7 +905,7 @@ class Decoder {
   static json elements(const SetShape& set, const std::vector<Value>& parts) {
     if (!set.elements_read) unknown(kAnonymousElementsUnread);
     std::vector<KeyField> key;
-    for (const Value& p : parts) key.push_back({p.type, p.order, p.len});
+    for (const Value& p : parts) key.push_back({p.type, p.order, p.len, false, p.shift});
     return {{"set", set_elements_json(set, key)}};
   }
 

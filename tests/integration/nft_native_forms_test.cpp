@@ -113,5 +113,47 @@ table netdev nt {
   EXPECT_GE(r.printed, 20u);
 }
 
+// A set or map keyed by an AND (netlink_delinearize.c map_binop_postprocess,
+// where payload_expr_trim names no field): the mask printed as the key's
+// type, flags as ORs; a bit field above its lowest bit (`ip version`) with
+// its elements shifted down (binop_adjust); the mask picking which bit field.
+// `ip dscp` (a field this decoder does not name) stays undecoded.
+TEST(NftNativeForms, MaskedAndBitFieldKeys) {
+  DPS_REQUIRE_ROOT();
+  const FormsResult r = live_texts_are_nfts("nf-mask", R"(
+table inet t {
+	map m {
+		type mark : verdict
+		elements = { 0x1 : accept }
+	}
+	set s {
+		type ipv4_addr
+	}
+	chain c {
+		meta mark >> 8 & 0xf vmap @m
+		meta mark & 0xff00 { 0x100, 0x200 } accept
+		ct mark & 0xf vmap { 1 : accept, 2 : drop }
+		tcp flags & (syn | ack) vmap { syn : accept, ack : drop }
+		tcp flags & (fin | syn | rst) == { fin, syn | rst } accept
+		meta nfproto ipv4 ip version vmap { 4 : accept, 6 : drop }
+		ip ttl & 0xf0 { 0x10, 0x20 } accept
+		ip dscp { cs1, cs2 } accept
+		ip hdrlength { 5, 6 } accept
+		ip saddr & 255.255.255.0 @s accept
+		meta mark & 0xff00 != { 0x100 } accept
+	}
+}
+table bridge b {
+	chain c {
+		vlan pcp { 1, 2 } accept
+		vlan id { 1, 2 } accept
+		ip version { 4 } accept
+	}
+}
+)");
+  EXPECT_EQ(r.rules, 14u);
+  EXPECT_GE(r.printed, 13u);
+}
+
 }  // namespace
 }  // namespace dpscope::test
