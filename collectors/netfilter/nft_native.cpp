@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "collectors/import/nft_json_text.h"
+#include "collectors/netfilter/nft_dump.h"
 #include "collectors/netfilter/nft_values.h"
 #include "collectors/netfilter/nl_attr.h"
 
@@ -832,20 +834,22 @@ class Decoder {
 
   // The key a lookup reads: one register, or a concatenation of as many as
   // the set's key has fields.
-  std::vector<Value> key_of(const nlattr* sreg, const SetShape& set) {
-    return fields_of(sreg, set.key_types, !set.key_typeof.empty());
+  std::vector<Value> key_of(const nlattr* sreg, const SetShape& set, bool typed_constants = false) {
+    return fields_of(sreg, set.key_types, typed_constants);
   }
 
   // Registers from `sreg` on holding one value of each of `types` (a set's
   // key, a map's data).
-  std::vector<Value> fields_of(const nlattr* sreg, const std::vector<uint32_t>& types, bool typeof_declared) {
+  // `typed_constants`: a set statement's key, whose constants nft types by
+  // the set's key when it has several fields (see key_constant).
+  std::vector<Value> fields_of(const nlattr* sreg, const std::vector<uint32_t>& types, bool typed_constants) {
     std::vector<Value> parts;
     size_t s = slot(be32(sreg));
     const size_t fields = std::max<size_t>(types.size(), 1);
     for (size_t i = 0; i < fields; ++i) {
       if (s >= regs_.size() || regs_[s].kind == Value::kNone) unknown("a lookup key that is not loaded");
       parts.push_back(regs_[s]);
-      if (parts.back().kind == Value::kLiteral) parts.back() = key_constant(parts.back(), types, i, typeof_declared);
+      if (parts.back().kind == Value::kLiteral) parts.back() = key_constant(parts.back(), types, i, typed_constants);
       s += (regs_[s].len + 3) / 4;
     }
     for (Value& p : parts) {
@@ -875,14 +879,18 @@ class Decoder {
     return parts;
   }
 
-  // A constant in a key or a map value (`add @s { ip saddr . 10002 }`): it
-  // prints as the set's type at its place. Its JSON is a bare value, whose
-  // print form the printer takes from an expression beside it: only types
-  // that print as JSON gives them. In a typeof set nft prints such a
-  // constant as "0xa020304 [invalid type]", not read here.
-  static Value key_constant(const Value& c, const std::vector<uint32_t>& types, size_t i, bool typeof_declared) {
+  // A constant in a set statement's key (`add @s { ip saddr . 10002 }`):
+  // nft types a concatenated key's fields by the set's key, typeof or not
+  // (netlink_delinearize.c netlink_parse_dynset: netlink_parse_concat_key),
+  // so it prints as the set's type at its place. A key of one field it
+  // leaves untyped ("0xa020304 [invalid type]", datatype.c
+  // invalid_type_print), as it leaves a lookup's (netlink_parse_lookup:
+  // netlink_parse_concat_expr) and the fields of a map's value: not read
+  // here. Its JSON is a bare value, whose print form the printer takes from
+  // an expression beside it: only types that print as JSON gives them.
+  static Value key_constant(const Value& c, const std::vector<uint32_t>& types, size_t i, bool typed_constants) {
+    if (!typed_constants || types.size() < 2) unknown("a constant nft prints untyped (a key of one field, a lookup's, a value's field)");
     if (i >= types.size()) unknown("a constant in a set key of no known type");
-    if (typeof_declared) unknown("a constant in the key or value of a typeof set");
     const uint32_t t = types[i];
     if (t != kIpaddr && t != kIp6addr && t != kInetService && t != kInetProto && t != kEtheraddr) {
       unknown("a constant of datatype " + std::to_string(t) + " in a set statement");
@@ -970,7 +978,7 @@ class Decoder {
     if (timeout_ms % 1000 != 0) unknown("a set statement timeout of milliseconds");
     const std::string_view name = str(tb[NFTA_DYNSET_SET_NAME]);
     const SetShape& set = set_named(name);
-    const std::vector<Value> parts = key_of(tb[NFTA_DYNSET_SREG_KEY], set);
+    const std::vector<Value> parts = key_of(tb[NFTA_DYNSET_SREG_KEY], set, true);
     const uint32_t op = be32(tb[NFTA_DYNSET_OP]);
     static constexpr const char* kOps[] = {"add", "update", "delete"};
     if (op > NFT_DYNSET_OP_DELETE) unknown("dynset op " + std::to_string(op));
@@ -995,7 +1003,9 @@ class Decoder {
       // map_stmt_print; nft 1.0.6 -j prints it as that text, later nfts as
       // {"map": {"op", "elem", "data", "map"}}, the form used here).
       if (set.data_type == NFT_DATA_VERDICT) unknown("a map statement of a verdict");
-      const std::vector<Value> data = fields_of(tb[NFTA_DYNSET_SREG_DATA], split_key_type(set.data_type), !set.data_typeof.empty());
+      const Value& constant = reg(be32(tb[NFTA_DYNSET_SREG_DATA]));
+      if (constant.kind == Value::kLiteral) return emit(map_statement_text(body, set, constant.bytes));
+      const std::vector<Value> data = fields_of(tb[NFTA_DYNSET_SREG_DATA], split_key_type(set.data_type), false);
       for (const Value& p : data) used(p);
       body["data"] = key_expr(data);
       body["map"] = body["set"];
@@ -1003,6 +1013,29 @@ class Decoder {
       return emit({{"map", body}});
     }
     emit({{"set", body}});
+  }
+
+  // `update @m { ip saddr : 0x00000002 }`: a constant value, which nft
+  // types by the map's data (netlink_delinearize.c netlink_parse_dynset:
+  // expr_set_type(expr_data, set->data->dtype ...)), typeof or not. nft -j
+  // has no form that says that type, so the statement is its text, as nft
+  // 1.0.6's JSON holds a map statement (json.c stmt_print_json), printed
+  // as statement.c map_stmt_print does: the set statement's text with
+  // " : value" before its closing brace.
+  json map_statement_text(const json& set_body, const SetShape& set, const std::string& bytes) {
+    const std::vector<KeyField> fields = declared_data(set);
+    if (fields.size() != 1 || fields[0].len != bytes.size()) unknown("a constant map value of another width than the map's");
+    const KeyField& f = fields[0];
+    const json data = value(f.type, f.order, bytes);
+    if (data.is_array()) unknown("a constant map value of several flags");
+    const std::string type_name =
+        f.type == kInteger ? (f.hex ? importer::kIntegerHex : importer::kIntegerDecimal) : datatype_name(f.type);
+    const importer::NftElementText v = importer::nft_set_element_text(json::array({0, data}), {importer::kIntegerDecimal}, type_name);
+    if (!v.unknown.empty()) unknown("a constant map value: " + v.unknown);
+    const importer::NftRuleText t = importer::nft_rule_text(json::array({{{"set", set_body}}}), nft_family_name(family_), "");
+    if (!t.unknown.empty()) unknown("a map statement: " + t.unknown);
+    if (t.text.size() < 2 || t.text.compare(t.text.size() - 2, 2, " }") != 0) unknown("a map statement of an unknown text");
+    return t.text.substr(0, t.text.size() - 2) + " : " + v.value + " }";
   }
 
   // A named object's use (netlink_delinearize.c netlink_parse_objref): by

@@ -155,5 +155,66 @@ table bridge b {
   EXPECT_GE(r.printed, 13u);
 }
 
+// Constants in set and map statements: a map's value typed by the map's
+// data, typeof or not (netlink_parse_dynset: expr_set_type), printed as
+// nft's text of the statement; a concatenated key's fields typed by the
+// set's key. A key of one field nft prints untyped ("0xa020304 [invalid
+// type]") and a value of several fields stay undecoded (the first was
+// printed typed before: never again).
+TEST(NftNativeForms, ConstantsInSetStatements) {
+  DPS_REQUIRE_ROOT();
+  const FormsResult r = live_texts_are_nfts("nf-const", R"(
+table ip t {
+	set s {
+		type ipv4_addr
+		flags dynamic
+	}
+	set c2 {
+		type ipv4_addr . inet_service
+		flags dynamic
+	}
+	set c3 {
+		typeof ip saddr . tcp dport
+		flags dynamic
+	}
+	map m {
+		type ipv4_addr : mark
+		flags dynamic
+	}
+	map m2 {
+		typeof ip saddr : meta mark
+		flags dynamic
+	}
+	map m3 {
+		type ipv4_addr : ipv4_addr
+		flags dynamic
+	}
+	map m4 {
+		typeof ip saddr : tcp dport
+		flags dynamic
+	}
+	map m5 {
+		type ipv4_addr : inet_service . ipv4_addr
+		flags dynamic
+	}
+	chain c {
+		add @s { 10.2.3.4 }
+		add @c2 { 10.2.3.4 . 22 }
+		add @c3 { 10.2.3.4 . 22 }
+		add @c2 { ip saddr . 22 }
+		add @m { ip saddr : 0x2 }
+		add @m { 10.2.3.4 : 0x2 }
+		update @m2 { ip saddr : 0x3 }
+		update @m3 { ip saddr : 1.2.3.4 }
+		update @m4 { ip saddr : 22 }
+		update @m5 { ip saddr : 22 . 1.2.3.4 }
+		update @m { ip saddr counter : 0x2 }
+	}
+}
+)");
+  EXPECT_EQ(r.rules, 11u);
+  EXPECT_GE(r.printed, 8u);
+}
+
 }  // namespace
 }  // namespace dpscope::test
