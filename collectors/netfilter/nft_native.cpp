@@ -311,10 +311,26 @@ class Decoder {
 
   // ---------------------------------------------------------- loads
   void payload(const AttrTable& tb) {
-    if (tb[NFTA_PAYLOAD_SREG]) unknown("a payload write");
-    const uint32_t base = be32(tb[NFTA_PAYLOAD_BASE]);
-    uint32_t offset = be32(tb[NFTA_PAYLOAD_OFFSET]);
-    const uint32_t len = be32(tb[NFTA_PAYLOAD_LEN]);
+    const uint32_t base = be32(tb[NFTA_PAYLOAD_BASE]), offset = be32(tb[NFTA_PAYLOAD_OFFSET]), len = be32(tb[NFTA_PAYLOAD_LEN]);
+    if (tb[NFTA_PAYLOAD_SREG]) return payload_write(tb, load(base, offset, len));
+    write(tb[NFTA_PAYLOAD_DREG], load(base, offset, len));
+  }
+
+  // netlink_delinearize.c netlink_parse_payload_stmt, stmt_payload_postprocess:
+  // `ip daddr set 10.0.0.1`, the value typed by the field. Only a field a
+  // template names whole (payload_expr_complete); nft reads a raw one's
+  // write as the bits it changes (stmt_payload_binop_postprocess), not here.
+  // The checksum nft asks the kernel to fix is implied by the field.
+  void payload_write(const AttrTable& tb, const Value& field) {
+    const bool whole = field.fields.empty() && !field.bits && (field.field_len == 0 || field.len == field.field_len);
+    if (field.raw_only || !whole || !field.expr.contains("payload")) unknown("a payload write of a field loaded in part or raw");
+    const Value& v = read(tb[NFTA_PAYLOAD_SREG]);
+    emit({{"mangle", {{"key", field.expr}, {"value", operand(v, field.type, Order::Big)}}}});
+    used(field);
+  }
+
+  // A load of `len` bytes at `offset` of header `base`, named as nft names it.
+  Value load(uint32_t base, uint32_t offset, uint32_t len) {
     const char* protocol = nullptr;
     int dependency = -1;
     switch (base) {
@@ -338,7 +354,7 @@ class Decoder {
     // get_stacked_desc) are not followed for a raw load.
     const bool stacked = base == NFT_PAYLOAD_LL_HEADER && vlan_dependency_ >= 0;
     const Value::Raw raw = raw_load(base, stacked ? kOpaque : protocol, offset * 8, len * 8);
-    if (protocol == nullptr) return write(tb[NFTA_PAYLOAD_DREG], raw_value(raw, "no protocol known for its header"));
+    if (protocol == nullptr) return raw_value(raw, "no protocol known for its header");
     // After `ether type vlan` the bytes past the ether header are the vlan header's (proto.c proto_vlan).
     if (base == NFT_PAYLOAD_LL_HEADER && vlan_dependency_ >= 0 && offset >= 14 && offset < 18) {
       protocol = "vlan", offset -= 14, dependency = vlan_dependency_;
@@ -354,7 +370,7 @@ class Decoder {
       v.field_len = f.len;
       v.dependency = dependency;
       v.raw = raw;
-      return write(tb[NFTA_PAYLOAD_DREG], std::move(v));
+      return v;
     }
     for (const BitField& f : kBitFields) {
       if (std::string_view(f.protocol) != protocol || f.offset != offset || f.len != len) continue;
@@ -364,7 +380,7 @@ class Decoder {
       v.len = len;
       v.dependency = dependency;
       v.raw = raw;
-      return write(tb[NFTA_PAYLOAD_DREG], std::move(v));
+      return v;
     }
     const std::string why = (protocol == kOpaque ? std::string("a header this decoder does not follow") : protocol) +
                             " at byte " + std::to_string(offset) + ", " + std::to_string(len) + " bytes";
@@ -376,7 +392,7 @@ class Decoder {
       for (const Field& f : kFields) {
         if (std::string_view(f.protocol) == protocol && f.offset == at && at + f.len <= offset + len) next = &f;
       }
-      if (next == nullptr || std::string_view(protocol) == "th") return write(tb[NFTA_PAYLOAD_DREG], raw_value(raw, why));
+      if (next == nullptr || std::string_view(protocol) == "th") return raw_value(raw, why);
       v.fields.push_back(next);
       at += next->len;
     }
@@ -384,7 +400,7 @@ class Decoder {
     v.len = len;
     v.dependency = dependency;
     v.raw = raw;
-    write(tb[NFTA_PAYLOAD_DREG], std::move(v));
+    return v;
   }
 
   // A load no template names (payload.c payload_expr_print: "@nh,32,32"),

@@ -216,5 +216,48 @@ table ip t {
   EXPECT_GE(r.printed, 8u);
 }
 
+// Payload writes (netlink_parse_payload_stmt, stmt_payload_postprocess):
+// `ip daddr set 10.0.0.1`, a whole field set to a constant of its type or
+// to an expression (a map, another field), the protocol match it implies
+// left out. A bit field's write (`ip dscp set cs1`, a load, a mask and an
+// OR) stays undecoded.
+TEST(NftNativeForms, PayloadWrites) {
+  DPS_REQUIRE_ROOT();
+  const FormsResult r = live_texts_are_nfts("nf-write", R"(
+table inet t {
+	map m {
+		typeof iifname : ip daddr
+		elements = { "lo" : 127.0.0.1 }
+	}
+	chain c {
+		ip daddr set 10.0.0.1
+		meta l4proto tcp tcp dport set 8080
+		ip6 saddr set ::1
+		ip ttl set 64
+		ip dscp set cs1
+		ip saddr set ip daddr
+		ip daddr set iifname map @m
+		meta l4proto udp udp checksum set 0
+		ip daddr set numgen inc mod 16 map { 0-7 : 10.0.1.1, 8-15 : 10.0.1.2 }
+	}
+}
+table ip x {
+	chain c {
+		@nh,64,8 set 0x40
+		tcp sport set 22
+		ip saddr set 1.2.3.4 ip daddr set 5.6.7.8
+	}
+}
+table bridge b {
+	chain c {
+		ether saddr set 00:11:22:33:44:55
+		ether type ip ip daddr set 1.1.1.1
+	}
+}
+)");
+  EXPECT_EQ(r.rules, 14u);
+  EXPECT_GE(r.printed, 12u);
+}
+
 }  // namespace
 }  // namespace dpscope::test
