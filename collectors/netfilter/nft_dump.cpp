@@ -641,6 +641,13 @@ void record_elements(SetInfo& info) {
   auto& set = info.set;
   set.elements.clear();
   set.elements_undecoded.clear();
+  // No elements (a dynamic set not filled yet): nft lists none, whatever
+  // types its key has (a typeof field of no datatype among them).
+  if (info.shape.elements.empty()) {
+    set.element_count = 0;
+    set.elements_recorded = true;
+    return;
+  }
   std::string why;
   try {
     const std::vector<KeyField> key = declared_key(info.shape);

@@ -470,30 +470,53 @@ class Decoder {
   }
 
   void ct(const AttrTable& tb) {
-    if (tb[NFTA_CT_DIRECTION]) unknown("a ct expression with a direction");
     const uint32_t key = be32(tb[NFTA_CT_KEY]);
     const char* name = nullptr;
     uint32_t type = kInvalid, len = 4;
+    Order order = Order::Host;
+    // ct.c ct_templates: token, datatype, byte order, width.
     switch (key) {
       case NFT_CT_STATE: name = "state", type = kCtState; break;
       case NFT_CT_STATUS: name = "status", type = kCtStatus; break;
       case NFT_CT_MARK: name = "mark", type = kMark; break;
       case NFT_CT_DIRECTION: name = "direction", type = kCtDir, len = 1; break;
-      // Counters of the connection: host-endian 64-bit integers (ct.c ct_templates).
+      // Counters of the connection: host-endian 64-bit integers.
       case NFT_CT_PKTS: name = "packets", type = kInteger, len = 8; break;
       case NFT_CT_BYTES: name = "bytes", type = kInteger, len = 8; break;
+      case NFT_CT_AVGPKT: name = "avgpkt", type = kInteger, len = 8; break;
+      case NFT_CT_ZONE: name = "zone", type = kInteger, len = 2; break;
+      case NFT_CT_L3PROTOCOL: name = "l3proto", type = kNfproto, len = 1; break;
+      case NFT_CT_PROTOCOL: name = "protocol", type = kInetProto, len = 1, order = Order::Big; break;
+      // ct.c ct_expr_update_type: a port once the transport protocol is
+      // known, else of no type (nft prints its values "[invalid type]").
+      case NFT_CT_PROTO_SRC: name = "proto-src", len = 2, order = Order::Big; break;
+      case NFT_CT_PROTO_DST: name = "proto-dst", len = 2, order = Order::Big; break;
+      case NFT_CT_SRC_IP: name = "ip saddr", type = kIpaddr, order = Order::Big; break;
+      case NFT_CT_DST_IP: name = "ip daddr", type = kIpaddr, order = Order::Big; break;
+      case NFT_CT_SRC_IP6: name = "ip6 saddr", type = kIp6addr, len = 16, order = Order::Big; break;
+      case NFT_CT_DST_IP6: name = "ip6 daddr", type = kIp6addr, len = 16, order = Order::Big; break;
       default: unknown("ct key " + std::to_string(key));
     }
+    if ((key == NFT_CT_PROTO_SRC || key == NFT_CT_PROTO_DST) && transport_ != nullptr) type = kInetService;
+    json body = {{"key", name}};
+    // json.c ct_expr_json: "dir" (ct.c ct_dir_tbl), printed before the key.
+    if (tb[NFTA_CT_DIRECTION]) {
+      const uint8_t dir = mnl_attr_get_u8(tb[NFTA_CT_DIRECTION]);
+      if (dir > 1) unknown("a ct direction " + std::to_string(dir));
+      body["dir"] = dir == 0 ? "original" : "reply";
+    }
     if (tb[NFTA_CT_SREG]) {
+      if (tb[NFTA_CT_DIRECTION]) unknown("a ct statement with a direction");
       const Value& v = read(tb[NFTA_CT_SREG]);
-      return emit({{"mangle", {{"key", {{"ct", {{"key", name}}}}}, {"value", operand(v, type, Order::Host)}}}});
+      return emit({{"mangle", {{"key", {{"ct", body}}}, {"value", operand(v, type, order)}}}});
     }
     Value v;
     v.kind = Value::kExpr;
-    v.expr = {{"ct", {{"key", name}}}};
+    v.expr = {{"ct", body}};
     v.type = type;
     v.len = len;
-    v.order = Order::Host;
+    v.field_len = len;  // an address's full width, for a prefix of it
+    v.order = order;
     write(tb[NFTA_CT_DREG], std::move(v));
   }
 
@@ -673,6 +696,10 @@ class Decoder {
     static constexpr const char* kOps[] = {"==", "!=", "<", "<=", ">", ">="};
     if (op > NFT_CMP_GTE) unknown("cmp op " + std::to_string(op));
     const std::string data(data_value(tb[NFTA_CMP_DATA]));
+    // netlink_delinearize.c netlink_parse_cmp: a value shorter than the
+    // register's is a prefix of it (`ct reply ip daddr 10.0.0.0/8`), except
+    // for a string (a name's wildcard, "eth*").
+    if (data.size() < l.len && l.type != kIfname && l.type != kString) unknown("a compare of a prefix of a value");
     json left = l.expr, right;
     std::string op_name = kOps[op];
     const bool zero = std::all_of(data.begin(), data.end(), [](char c) { return c == 0; });
@@ -928,6 +955,20 @@ class Decoder {
   // An anonymous set's elements, typed by the lookup's operands.
   static json elements(const SetShape& set, const std::vector<Value>& parts) {
     if (!set.elements_read) unknown(kAnonymousElementsUnread);
+    // nft types the elements by the set's own key (netlink.c
+    // netlink_delinearize_set): a field of no datatype (a ct proto-src
+    // nft did not know the protocol of) prints "0x16 [invalid type]".
+    // A typeof key says the same (ct.c ct_expr_parse_udata: the template's
+    // type, none for ct's addresses and ports).
+    auto untyped_ct = [](const TypeofField& f) {
+      return f.expr == kTypeofCt && (f.key == NFT_CT_SRC || f.key == NFT_CT_DST || f.key == NFT_CT_PROTO_SRC ||
+                                     f.key == NFT_CT_PROTO_DST);
+    };
+    if (set.key_types.size() != parts.size() ||
+        std::any_of(set.key_types.begin(), set.key_types.end(), [](uint32_t t) { return t == kInvalid; }) ||
+        std::any_of(set.key_typeof.begin(), set.key_typeof.end(), untyped_ct)) {
+      unknown("an anonymous set of a key field of no datatype");
+    }
     std::vector<KeyField> key;
     for (const Value& p : parts) key.push_back({p.type, p.order, p.len, false, p.shift});
     return {{"set", set_elements_json(set, key)}};

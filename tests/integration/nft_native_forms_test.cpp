@@ -259,5 +259,43 @@ table bridge b {
   EXPECT_GE(r.printed, 12u);
 }
 
+// ct keys with a direction and the keys beside them (ct.c ct_templates,
+// json.c ct_expr_json): `ct original proto-dst` in a typeof map's key, a
+// port once the protocol is known (ct_expr_update_type). Undecoded: an
+// anonymous set of ports typed by no protocol (nft prints "[invalid
+// type]"), a prefix compared short (netlink_parse_cmp), counters compared
+// in network order, `ct original saddr` (its family is not in nft -j).
+TEST(NftNativeForms, CtWithDirection) {
+  DPS_REQUIRE_ROOT();
+  const FormsResult r = live_texts_are_nfts("nf-ct", R"(
+table ip t {
+	map pinned {
+		typeof ip saddr . ct original proto-dst : ip daddr . tcp dport
+		size 65535
+		flags dynamic,timeout
+		timeout 6m
+	}
+	chain c {
+		update @pinned { ip saddr . ct original proto-dst timeout 1m30s : ip daddr . tcp dport }
+		meta l4proto tcp ct original proto-dst 22 accept
+		meta l4proto tcp ct reply proto-src { 22, 80 } accept
+		ct original ip saddr 10.0.0.1 accept
+		ct reply ip daddr 10.0.0.0/8 accept
+		ct original l3proto ipv4 accept
+		ct reply protocol tcp accept
+		ct original packets > 10 accept
+		ct reply bytes 100-200 accept
+		ct zone 3 accept
+		ct original zone 3 accept
+		ct zone set 2
+		ct avgpkt 64 accept
+		ct original saddr 10.0.0.1 accept
+	}
+}
+)");
+  EXPECT_EQ(r.rules, 14u);
+  EXPECT_GE(r.printed, 9u);
+}
+
 }  // namespace
 }  // namespace dpscope::test
