@@ -60,6 +60,9 @@ struct SetShape {
   // what an integer without a typeof is read by).
   std::vector<TypeofField> key_typeof, data_typeof;
   uint32_t key_byteorder = 0, data_byteorder = 0;
+  // A map whose values are intervals (NFTNL_UDATA_SET_DATA_INTERVAL: nat's
+  // `10.1.1.0/24 : 72.2.3.66-72.2.3.78`): each value is its low ends, then its high ends.
+  bool data_interval = false;
   bool elements_read = false;
   std::vector<RawSetElement> elements;
 };

@@ -53,6 +53,9 @@ struct Value {
   // A host-endian value turned to network order (byteorder hton), as nft
   // does for a key of a set: the expression prints as itself.
   bool swapped = false;
+  // A map expression: its map's values are intervals of this many bytes
+  // (nat's `snat ip to ip saddr map { 10.1.1.0/24 : 72.2.3.66-72.2.3.78 }`).
+  uint32_t interval_data_len = 0;
   // A payload load as nft reads it back first (payload.c payload_init_raw:
   // base, bit offset and length), before a template names it; len 0 once
   // the value is computed from the load. nft leaves it raw ("@nh,32,32")
@@ -1025,6 +1028,7 @@ class Decoder {
         v.len = 0;
     }
     v.order = set.data_type == kMark ? Order::Host : Order::Big;
+    if (set.data_interval) v.interval_data_len = set.data_len;
     return v;
   }
 
@@ -1172,7 +1176,7 @@ class Decoder {
     if (f & NF_NAT_RANGE_PROTO_RANDOM) names.push_back("random");
     if (f & NF_NAT_RANGE_PROTO_RANDOM_FULLY) names.push_back("fully-random");
     if (f & NF_NAT_RANGE_PERSISTENT) names.push_back("persistent");
-    if (f & NF_NAT_RANGE_NETMAP) unknown("a nat with a netmap prefix");
+    if (f & NF_NAT_RANGE_NETMAP) names.push_back("netmap");
     if (names.size() == 1) return names[0];
     return names;
   }
@@ -1183,13 +1187,37 @@ class Decoder {
     const uint32_t addr_type = nat_family == NFPROTO_IPV6 ? kIp6addr : kIpaddr;
     json body = json::object();
     if (family_ == NFPROTO_INET) body["family"] = nat_family == NFPROTO_IPV6 ? "ip6" : "ip";
-    if (!nat_concat(tb, nat_family, body)) {  // else the map gives both address and port
+    if (nat_interval_map(tb, nat_family, body)) {
+      // the map gives the addresses (and ports)
+    } else if (!nat_concat(tb, nat_family, body)) {  // else the map gives both address and port
       if (tb[NFTA_NAT_REG_ADDR_MIN]) body["addr"] = nat_range(tb[NFTA_NAT_REG_ADDR_MIN], tb[NFTA_NAT_REG_ADDR_MAX], addr_type);
       if (tb[NFTA_NAT_REG_PROTO_MIN]) body["port"] = nat_range(tb[NFTA_NAT_REG_PROTO_MIN], tb[NFTA_NAT_REG_PROTO_MAX], kInetService);
     }
-    const uint32_t f = be32(tb[NFTA_NAT_FLAGS]) & ~(NF_NAT_RANGE_MAP_IPS | NF_NAT_RANGE_PROTO_SPECIFIED);
+    uint32_t f = be32(tb[NFTA_NAT_FLAGS]) & ~(NF_NAT_RANGE_MAP_IPS | NF_NAT_RANGE_PROTO_SPECIFIED);
+    if (f & NF_NAT_RANGE_NETMAP) {
+      // `snat ip prefix to ...` (netlink_parse_nat: STMT_NAT_F_PREFIX;
+      // json.c: "netmap" among the flags, "prefix" in type_flags).
+      if (!body.contains("addr") || !body["addr"].contains("map")) unknown("a nat with a netmap prefix not from an interval map");
+      body["type_flags"] = "prefix";
+    }
     if (f) body["flags"] = nat_flags(f);
     emit({{dnat ? "dnat" : "snat", body}});
+  }
+
+  // netlink_delinearize.c is_nat_addr_map: an address map whose values are
+  // intervals (of addresses, or of addresses and ports) gives the nat all
+  // its addresses and ports; nft then names the family in any table and
+  // reads no other register.
+  bool nat_interval_map(const AttrTable& tb, uint32_t nat_family, json& body) {
+    if (!tb[NFTA_NAT_REG_ADDR_MIN]) return false;
+    const Value& a = reg(be32(tb[NFTA_NAT_REG_ADDR_MIN]));
+    if (a.kind != Value::kExpr || !a.expr.contains("map") || a.interval_data_len == 0) return false;
+    const uint32_t addr = nat_family == NFPROTO_IPV6 ? 16 : 4;
+    const uint32_t n = a.interval_data_len;
+    if (n != 2 * addr && n != 2 * (addr + 4)) unknown("a nat map of intervals of another width");
+    body["family"] = nat_family == NFPROTO_IPV6 ? "ip6" : "ip";
+    body["addr"] = a.expr;
+    return true;
   }
 
   // `dnat ip to ip saddr map { a : b . port }`: one map gives the address

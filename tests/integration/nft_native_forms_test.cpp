@@ -5,6 +5,7 @@
 // listing, rule by rule; each test also says how many rules it prints.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,7 @@ namespace dpscope::test {
 namespace {
 
 struct FormsResult {
-  size_t rules = 0, printed = 0;
+  size_t rules = 0, printed = 0, sets = 0, sets_right = 0;
   std::vector<std::string> undecoded;  // raw reasons, for the report
 };
 
@@ -25,7 +26,8 @@ FormsResult live_texts_are_nfts(const std::string& tag, const std::string& rules
   Netns ns(tag);
   TempDir dir;
   ns.sh("nft -f -", ruleset);
-  const NftTextRules text = nft_text_rules(ns.sh("nft list ruleset"));
+  const std::string nft_listing = ns.sh("nft list ruleset");
+  const NftTextRules text = nft_text_rules(nft_listing);
   const model::Snapshot live = nf::live_snapshot(ns, dir, {"--rules"});
   FormsResult out;
   for (const auto& t : live.netfilter.tables) {
@@ -45,6 +47,26 @@ FormsResult live_texts_are_nfts(const std::string& tag, const std::string& rules
         }
         ++out.printed;
         EXPECT_EQ(r.text, it->second[i]) << t.family << " " << t.name << " " << c.name << " #" << i + 1;
+      }
+    }
+  }
+  // Named sets and maps: their elements as nft lists them, or undecoded (marked).
+  for (auto& [key, elements] : nft_text_set_elements(nft_listing)) {
+    std::sort(elements.begin(), elements.end());
+    for (const auto& t : live.netfilter.tables) {
+      if (t.family != std::get<0>(key) || t.name != std::get<1>(key)) continue;
+      for (const auto& set : t.sets) {
+        if (set.name != std::get<2>(key)) continue;
+        ++out.sets;
+        if (!set.elements_undecoded.empty()) {
+          out.undecoded.push_back("set " + set.name + ": " + set.elements_undecoded);
+          continue;
+        }
+        std::vector<std::string> got;
+        for (const auto& e : set.elements) got.push_back(nft_element_text(e));
+        std::sort(got.begin(), got.end());
+        EXPECT_EQ(got, elements) << "set " << set.name;
+        ++out.sets_right;
       }
     }
   }
@@ -295,6 +317,50 @@ table ip t {
 )");
   EXPECT_EQ(r.rules, 14u);
   EXPECT_GE(r.printed, 9u);
+}
+
+// nat from maps whose values are intervals (netlink_delinearize.c
+// is_nat_addr_map; netlink.c netlink_parse_interval_elem,
+// netlink_parse_concat_elem): `snat ip prefix to ip saddr map { ... }`,
+// values printed as prefixes or ranges, an address and port range pair
+// per field, in the rules' anonymous maps and in named maps.
+TEST(NftNativeForms, NatIntervalMaps) {
+  DPS_REQUIRE_ROOT();
+  const FormsResult r = live_texts_are_nfts("nf-natmap", R"(
+table ip n {
+	map m1 {
+		type ipv4_addr : interval ipv4_addr
+		flags interval
+		elements = { 192.168.1.2 : 10.141.10.1-10.141.10.3, 192.168.3.0/24 : 10.0.1.0/24 }
+	}
+	map m2 {
+		type ipv4_addr : interval ipv4_addr . inet_service
+		flags interval
+		elements = { 1.2.3.5 : 10.0.0.0/24 . 80-90, 1.2.3.6 : 10.0.0.1-10.0.0.7 . 22 }
+	}
+	chain c {
+		type nat hook prerouting priority dstnat; policy accept;
+		ip protocol tcp dnat ip to ip saddr map @m2
+		dnat ip to ip saddr map @m1
+	}
+	chain p {
+		type nat hook postrouting priority srcnat; policy accept;
+		snat ip prefix to ip saddr map { 10.141.11.0/24 : 192.168.2.0/24 }
+		snat ip to ip saddr map { 10.1.1.0/24 : 72.2.3.66-72.2.3.78 }
+	}
+}
+table inet i {
+	chain c {
+		type nat hook postrouting priority srcnat; policy accept;
+		snat ip to ip saddr map { 10.1.1.0/24 : 72.2.3.66-72.2.3.78 }
+		snat ip6 prefix to ip6 saddr map { 2001:db8:1111::/64 : 2001:db8:2222::/64 }
+	}
+}
+)");
+  EXPECT_EQ(r.rules, 6u);
+  EXPECT_EQ(r.printed, 6u);
+  EXPECT_EQ(r.sets, 2u);
+  EXPECT_EQ(r.sets_right, 2u);
 }
 
 }  // namespace
