@@ -104,6 +104,10 @@ KeyField typeof_integer(const std::vector<TypeofField>& typeof_fields, uint32_t 
   } else if (t.expr == kTypeofNumgen || t.expr == kTypeofHash) {
     f.order = Order::Host;
     f.len = 4;
+  } else if (t.expr == kTypeofXfrm && (t.key == NFT_XFRM_KEY_REQID || t.key == NFT_XFRM_KEY_SPI)) {
+    // xfrm.c xfrm_templates: reqid host-endian, spi big-endian, 32 bits.
+    f.order = t.key == NFT_XFRM_KEY_REQID ? Order::Host : Order::Big;
+    f.len = 4;
   } else if (const KeyField* m = t.expr == kTypeofMeta ? meta_integer(t.key) : t.expr == kTypeofCt ? ct_integer(t.key) : nullptr) {
     f = *m;
   } else {
@@ -398,8 +402,9 @@ uint32_t udata_u32(const nftnl_udata* a) {
 TypeofField typeof_field(uint32_t expr, const nftnl_udata* data) {
   TypeofField f;
   f.expr = expr;
-  if ((expr == kTypeofMeta || expr == kTypeofCt) && data != nullptr) {
-    const auto tb = udata_table(nftnl_udata_get(data), nftnl_udata_len(data), 0);  // NFTNL_UDATA_META_KEY, _CT_KEY
+  // NFTNL_UDATA_META_KEY, _CT_KEY, _XFRM_KEY (xfrm.c) are attribute 0.
+  if ((expr == kTypeofMeta || expr == kTypeofCt || expr == kTypeofXfrm) && data != nullptr) {
+    const auto tb = udata_table(nftnl_udata_get(data), nftnl_udata_len(data), 0);
     f.key = udata_u32(tb[0]);
   }
   if (expr == kTypeofPayload && data != nullptr) {

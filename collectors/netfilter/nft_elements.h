@@ -45,7 +45,7 @@ struct TypeofField {
   uint32_t key = 0;    // a meta or ct expression's key (NFT_META_*, NFT_CT_*)
 };
 inline constexpr uint32_t kTypeofPayload = 7, kTypeofMeta = 9, kTypeofCt = 12, kTypeofConcat = 13, kTypeofNumgen = 23,
-                          kTypeofHash = 24;
+                          kTypeofHash = 24, kTypeofXfrm = 27;
 
 // A set's declaration as the kernel holds it, and its elements once read.
 struct SetShape {

@@ -261,6 +261,8 @@ class Decoder {
     if (name == "lookup") return lookup(tb);
     if (name == "numgen") return numgen(tb);
     if (name == "fib") return fib(tb);
+    if (name == "osf") return osf(tb);
+    if (name == "xfrm") return xfrm(tb);
     if (name == "counter") {
       return emit({{"counter", {{"packets", be64(tb[NFTA_COUNTER_PACKETS])}, {"bytes", be64(tb[NFTA_COUNTER_BYTES])}}}});
     }
@@ -561,6 +563,48 @@ class Decoder {
     if (rest != 0) unknown("fib flags " + std::to_string(f));
     v.expr = {{"fib", {{"result", name}, {"flags", names}}}};
     write(tb[NFTA_FIB_DREG], std::move(v));
+  }
+
+  // netlink_delinearize.c netlink_parse_osf, osf.c osf_expr_alloc: the
+  // OS's name (or version), a 16-byte string; json.c osf_expr_json.
+  void osf(const AttrTable& tb) {
+    json body = {{"key", be32(tb[NFTA_OSF_FLAGS]) & NFT_OSF_F_VERSION ? "version" : "name"}};
+    if (be32(tb[NFTA_OSF_FLAGS]) & ~static_cast<uint32_t>(NFT_OSF_F_VERSION)) unknown("osf flags");
+    const uint8_t ttl = tb[NFTA_OSF_TTL] ? mnl_attr_get_u8(tb[NFTA_OSF_TTL]) : 0;
+    if (ttl == 1) body["ttl"] = "loose";
+    if (ttl == 2) body["ttl"] = "skip";
+    if (ttl > 2) unknown("osf ttl " + std::to_string(ttl));
+    Value v;
+    v.kind = Value::kExpr;
+    v.expr = {{"osf", body}};
+    v.type = kString;
+    v.len = 16;  // NFT_OSF_MAXGENRELEN
+    v.order = Order::Host;
+    write(tb[NFTA_OSF_DREG], std::move(v));
+  }
+
+  // netlink_delinearize.c netlink_parse_xfrm, xfrm.c xfrm_templates and
+  // json.c xfrm_expr_json: `ipsec in reqid`, `ipsec out spnum 1 ip saddr`.
+  void xfrm(const AttrTable& tb) {
+    const uint32_t key = be32(tb[NFTA_XFRM_KEY]);
+    const uint8_t dir = tb[NFTA_XFRM_DIR] ? mnl_attr_get_u8(tb[NFTA_XFRM_DIR]) : 0xff;
+    if (dir > 1) unknown("an ipsec expression of direction " + std::to_string(dir));  // XFRM_POLICY_IN, _OUT
+    Value v;
+    v.kind = Value::kExpr;
+    json body;
+    switch (key) {
+      case NFT_XFRM_KEY_DADDR_IP4: body = {{"key", "daddr"}, {"family", "ip"}}, v.type = kIpaddr, v.len = 4; break;
+      case NFT_XFRM_KEY_SADDR_IP4: body = {{"key", "saddr"}, {"family", "ip"}}, v.type = kIpaddr, v.len = 4; break;
+      case NFT_XFRM_KEY_DADDR_IP6: body = {{"key", "daddr"}, {"family", "ip6"}}, v.type = kIp6addr, v.len = 16; break;
+      case NFT_XFRM_KEY_SADDR_IP6: body = {{"key", "saddr"}, {"family", "ip6"}}, v.type = kIp6addr, v.len = 16; break;
+      case NFT_XFRM_KEY_REQID: body = {{"key", "reqid"}}, v.type = kInteger, v.len = 4, v.order = Order::Host; break;
+      case NFT_XFRM_KEY_SPI: body = {{"key", "spi"}}, v.type = kInteger, v.len = 4; break;
+      default: unknown("an ipsec expression of key " + std::to_string(key));
+    }
+    body["dir"] = dir == 0 ? "in" : "out";
+    body["spnum"] = tb[NFTA_XFRM_SPNUM] ? be32(tb[NFTA_XFRM_SPNUM]) : 0;
+    v.expr = {{"ipsec", body}};
+    write(tb[NFTA_XFRM_DREG], std::move(v));
   }
 
   void immediate(const AttrTable& tb) {

@@ -363,5 +363,41 @@ table inet i {
   EXPECT_EQ(r.sets_right, 2u);
 }
 
+// osf and ipsec (xfrm) expressions (netlink_parse_osf, netlink_parse_xfrm;
+// json.c osf_expr_json, xfrm_expr_json), as keys of typeof maps too (an
+// ipsec reqid host-endian, xfrm.c xfrm_templates).
+TEST(NftNativeForms, OsfAndIpsec) {
+  DPS_REQUIRE_ROOT();
+  const FormsResult r = live_texts_are_nfts("nf-osf", R"(
+table inet t {
+	map m1 {
+		typeof osf name : ct mark
+		elements = { "Linux" : 0x00000001 }
+	}
+	map m5 {
+		typeof ipsec in reqid . iifname : verdict
+		elements = { 23 . "eth0" : accept }
+	}
+	chain c {
+		type filter hook prerouting priority filter; policy accept;
+		ct mark set osf name map @m1
+		osf ttl loose name "Linux" accept
+		osf ttl skip version "Linux:3.0" accept
+		osf name { "Linux", "Windows" } accept
+		ipsec in reqid . iifname vmap @m5
+		ipsec in reqid 1 accept
+		ipsec in spnum 1 ip saddr 10.0.0.1 accept
+		ipsec in spi 256 accept
+		ipsec in ip6 daddr ::1 accept
+		ipsec in reqid { 1, 2 } accept
+	}
+}
+)");
+  EXPECT_EQ(r.rules, 10u);
+  EXPECT_EQ(r.printed, 10u);
+  EXPECT_EQ(r.sets, 2u);
+  EXPECT_EQ(r.sets_right, 2u);
+}
+
 }  // namespace
 }  // namespace dpscope::test
