@@ -629,8 +629,14 @@ class Decoder {
     if (src.kind != Value::kExpr || src.raw_only || src.bits || src.swapped || !src.fields.empty() || !src.mask.empty() || src.shift) {
       unknown("a byte order conversion of a computed value");
     }
+    // nft writes a one-byte value's conversion in a concatenation as one
+    // byte of two-byte elements (libnftnl: `hton(reg 10, 2, 1)`, size then
+    // len): the kernel swaps no element (nft_byteorder_eval: len / size),
+    // and nft prints the operand whatever the widths (unary_expr_alloc).
+    const uint32_t len = be32(tb[NFTA_BYTEORDER_LEN]), size = be32(tb[NFTA_BYTEORDER_SIZE]);
+    const bool one_byte = src.len == 1 && len == 1;
     if (be32(tb[NFTA_BYTEORDER_OP]) != NFT_BYTEORDER_HTON || src.order != Order::Host ||
-        be32(tb[NFTA_BYTEORDER_LEN]) != src.len || be32(tb[NFTA_BYTEORDER_SIZE]) != src.len) {
+        !(one_byte || (len == src.len && size == src.len))) {
       unknown("a byte order conversion other than one host value to network order");
     }
     Value v = src;

@@ -399,5 +399,31 @@ table inet t {
   EXPECT_EQ(r.sets_right, 2u);
 }
 
+// A concatenated interval key with host-endian fields: nft converts each
+// to network order (byteorder hton), a one-byte field as one byte of
+// two-byte elements (a swap of nothing); nft prints the operands.
+TEST(NftNativeForms, ByteOrderInConcatenatedIntervalKeys) {
+  DPS_REQUIRE_ROOT();
+  const FormsResult r = live_texts_are_nfts("nf-bo", R"(
+table inet filter {
+	map test {
+		type mark . inet_service . inet_proto : mark
+		flags interval,timeout
+		elements = { 0x00000001 . 22 . tcp : 0x00000002, 0x00000002-0x00000005 . 80-90 . udp : 0x00000003 }
+	}
+	chain output {
+		type filter hook output priority filter; policy accept;
+		meta mark set meta mark . tcp dport . meta l4proto map @test counter
+		meta mark . tcp dport . meta l4proto { 0x00000001 . 22 . tcp, 0x00000002-0x00000003 . 80-90 . tcp } accept
+		meta l4proto . meta mark { tcp . 0x00000001, udp . 0x00000002-0x00000004 } accept
+	}
+}
+)");
+  EXPECT_EQ(r.rules, 3u);
+  EXPECT_EQ(r.printed, 3u);
+  EXPECT_EQ(r.sets, 1u);
+  EXPECT_EQ(r.sets_right, 1u);
+}
+
 }  // namespace
 }  // namespace dpscope::test
