@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <span>
 #include <cstdio>
 
 #include "collectors/import/nft_json_text.h"
@@ -262,6 +263,8 @@ class Decoder {
     if (name == "numgen") return numgen(tb);
     if (name == "fib") return fib(tb);
     if (name == "osf") return osf(tb);
+    if (name == "exthdr") return exthdr(tb);
+    if (name == "rt") return rt(tb);
     if (name == "xfrm") return xfrm(tb);
     if (name == "counter") {
       return emit({{"counter", {{"packets", be64(tb[NFTA_COUNTER_PACKETS])}, {"bytes", be64(tb[NFTA_COUNTER_BYTES])}}}});
@@ -563,6 +566,84 @@ class Decoder {
     if (rest != 0) unknown("fib flags " + std::to_string(f));
     v.expr = {{"fib", {{"result", name}, {"flags", names}}}};
     write(tb[NFTA_FIB_DREG], std::move(v));
+  }
+
+  // netlink_delinearize.c netlink_parse_exthdr, exthdr.c exthdr_init_raw,
+  // tcpopt.c tcpopt_init_raw: an IPv6 extension header's or a TCP
+  // option's field, named by the template of its offset and width (the
+  // whole-byte ones: bit fields and the routing header's types are not
+  // followed here); json.c exthdr_expr_json. nft drops the protocol match
+  // it implies (payload.c exthdr_dependency_kill).
+  void exthdr(const AttrTable& tb) {
+    struct Tmpl {
+      const char* field;
+      uint32_t offset, len;  // bits
+      uint32_t type;
+    };
+    struct Desc {
+      uint8_t type;
+      const char* name;
+      std::initializer_list<Tmpl> templates;
+    };
+    static const Desc kIpv6[] = {
+        {IPPROTO_HOPOPTS, "hbh", {{"nexthdr", 0, 8, kInetProto}, {"hdrlength", 8, 8, kInteger}}},
+        {IPPROTO_ROUTING, "rt",
+         {{"nexthdr", 0, 8, kInetProto}, {"hdrlength", 8, 8, kInteger}, {"type", 16, 8, kInteger}, {"seg-left", 24, 8, kInteger}}},
+        {IPPROTO_FRAGMENT, "frag", {{"nexthdr", 0, 8, kInetProto}, {"reserved", 8, 8, kInteger}, {"id", 32, 32, kInteger}}},
+        {IPPROTO_DSTOPTS, "dst", {{"nexthdr", 0, 8, kInetProto}, {"hdrlength", 8, 8, kInteger}}},
+    };
+    static const Desc kTcpOptions[] = {
+        {2, "maxseg", {{"kind", 0, 8, kInteger}, {"length", 8, 8, kInteger}, {"size", 16, 16, kInteger}}},
+        {3, "window", {{"kind", 0, 8, kInteger}, {"length", 8, 8, kInteger}, {"count", 16, 8, kInteger}}},
+        {4, "sack-perm", {{"kind", 0, 8, kInteger}, {"length", 8, 8, kInteger}}},
+        {8, "timestamp", {{"kind", 0, 8, kInteger}, {"length", 8, 8, kInteger}, {"tsval", 16, 32, kInteger}, {"tsecr", 48, 32, kInteger}}},
+    };
+    const uint32_t op = be32(tb[NFTA_EXTHDR_OP]);
+    const uint8_t type = mnl_attr_get_u8(tb[NFTA_EXTHDR_TYPE]);
+    const uint32_t offset = be32(tb[NFTA_EXTHDR_OFFSET]) * 8, len = be32(tb[NFTA_EXTHDR_LEN]) * 8;
+    if (tb[NFTA_EXTHDR_FLAGS] && be32(tb[NFTA_EXTHDR_FLAGS]) != 0) unknown("an exthdr expression with flags (exists, missing)");
+    const bool tcp = op == NFT_EXTHDR_OP_TCPOPT;
+    if (!tcp && op != NFT_EXTHDR_OP_IPV6) unknown("an exthdr expression of op " + std::to_string(op));
+    const Desc* desc = nullptr;
+    for (const Desc& d : tcp ? std::span<const Desc>(kTcpOptions) : std::span<const Desc>(kIpv6)) {
+      if (d.type == type) desc = &d;
+    }
+    if (desc == nullptr) unknown("an exthdr expression of type " + std::to_string(type));
+    const Tmpl* field = nullptr;
+    for (const Tmpl& t : desc->templates) {
+      if (t.offset == offset && t.len == len) field = &t;
+    }
+    if (field == nullptr) unknown(std::string("an exthdr expression of ") + desc->name + " at bit " + std::to_string(offset));
+    Value v;
+    v.kind = Value::kExpr;
+    v.expr = {{tcp ? "tcp option" : "exthdr", {{"name", desc->name}, {"field", field->field}}}};
+    v.type = field->type;
+    v.len = len / 8;
+    v.dependency = tcp ? transport_dependency_ : network_dependency_;
+    if (tb[NFTA_EXTHDR_SREG]) {
+      // `tcp option maxseg size set rt mtu`: the value typed by the field; a
+      // host value turned to network order (byteorder hton) prints as itself.
+      const Value& val = reg(be32(tb[NFTA_EXTHDR_SREG]));
+      if (val.kind == Value::kNone || val.raw_only || val.bits) unknown("an exthdr write of an unknown value");
+      Value plain = val;
+      plain.swapped = false;
+      emit({{"mangle", {{"key", v.expr}, {"value", operand(plain, v.type, Order::Big)}}}});
+      return used(v);
+    }
+    if (!tb[NFTA_EXTHDR_DREG]) unknown("an exthdr statement without a register (reset)");
+    write(tb[NFTA_EXTHDR_DREG], std::move(v));
+  }
+
+  // rt.c rt_templates, json.c rt_expr_json: `rt mtu` (the TCP MSS of the route, host-endian).
+  void rt(const AttrTable& tb) {
+    if (be32(tb[NFTA_RT_KEY]) != NFT_RT_TCPMSS) unknown("rt key " + std::to_string(be32(tb[NFTA_RT_KEY])));
+    Value v;
+    v.kind = Value::kExpr;
+    v.expr = {{"rt", {{"key", "mtu"}}}};
+    v.type = kInteger;
+    v.len = 2;
+    v.order = Order::Host;
+    write(tb[NFTA_RT_DREG], std::move(v));
   }
 
   // netlink_delinearize.c netlink_parse_osf, osf.c osf_expr_alloc: the

@@ -425,5 +425,37 @@ table inet filter {
   EXPECT_EQ(r.sets_right, 1u);
 }
 
+// IPv6 extension headers and TCP options (netlink_parse_exthdr,
+// exthdr_init_raw, tcpopt_init_raw) of whole-byte fields, compared, in a
+// set, written (`tcp option maxseg size set rt mtu`, rt.c's mtu); the
+// protocol match they imply left out (exthdr_dependency_kill). A bit field
+// (frag more-fragments), a presence test, a routing header type nft finds
+// by searching (srh sid[1]) and mh stay undecoded.
+TEST(NftNativeForms, ExtensionHeadersAndTcpOptions) {
+  DPS_REQUIRE_ROOT();
+  const FormsResult r = live_texts_are_nfts("nf-exthdr", R"(
+table inet t {
+	chain c {
+		rt type 0 counter drop
+		meta nfproto ipv6 rt seg-left 1 drop
+		hbh nexthdr tcp accept
+		frag id 5 accept
+		dst hdrlength { 1, 2 } accept
+		tcp option maxseg size 1-500 drop
+		tcp flags syn tcp option maxseg size set rt mtu
+		tcp option maxseg size set 1360
+		tcp option window count 7 accept
+		tcp option timestamp tsval 5 accept
+		frag more-fragments 1 accept
+		tcp option maxseg exists accept
+		rt0 addr[1] ::1 accept
+		mh type 1 accept
+	}
+}
+)");
+  EXPECT_EQ(r.rules, 14u);
+  EXPECT_EQ(r.printed, 10u);
+}
+
 }  // namespace
 }  // namespace dpscope::test
