@@ -332,12 +332,22 @@ std::string set_statements(nftnl_set* s, uint8_t family) {
     nftnl_set_expr_foreach(s, put, nlh);
   }
   mnl_attr_nest_end(nlh, nest);
-  nlohmann::json stmts = element_statements(nest);  // throws nftval::Unknown
-  if (stmts.contains("counter")) return "counter";
-  if (stmts.contains("quota")) stmts["quota"].erase("used"), stmts["quota"].erase("used_unit");
-  const importer::NftRuleText t = importer::nft_rule_text(nlohmann::json::array({stmts}), nft_family_name(family), "");
-  if (!t.unknown.empty()) nftval::unknown(t.unknown);
-  return t.text;
+  const nlohmann::json stmts = element_statements(nest);  // throws nftval::Unknown
+  // Several: each stateless, space-separated, in the kernel's order.
+  std::string out;
+  for (nlohmann::json stmt : stmts.contains("stmt") ? stmts["stmt"] : nlohmann::json::array({stmts})) {
+    std::string text;
+    if (stmt.contains("counter")) {
+      text = "counter";
+    } else {
+      if (stmt.contains("quota")) stmt["quota"].erase("used"), stmt["quota"].erase("used_unit");
+      const importer::NftRuleText t = importer::nft_rule_text(nlohmann::json::array({stmt}), nft_family_name(family), "");
+      if (!t.unknown.empty()) nftval::unknown(t.unknown);
+      text = t.text;
+    }
+    out += (out.empty() ? "" : " ") + text;
+  }
+  return out;
 }
 
 // A named set's declaration as nft lists it (rule.c set_print_declaration;

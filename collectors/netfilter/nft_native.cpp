@@ -1486,12 +1486,9 @@ std::pair<uint64_t, const char*> byte_rate(uint64_t bytes) {
 }  // namespace
 
 json element_statements(const nlattr* expressions) {
-  json out = json::object();
-  size_t count = 0;
+  json list = json::array();
   for_each_expression(expressions, [&](std::string_view name, const AttrTable& tb) {
-    // Several statements merge into one JSON object whose key order nft -j
-    // does not keep: the text's order would be lost.
-    if (++count > 1) unknown("a set element with several statements");
+    json out = json::object();
     if (name == "counter") {
       out["counter"] = {{"packets", be64(tb[NFTA_COUNTER_PACKETS])}, {"bytes", be64(tb[NFTA_COUNTER_BYTES])}};
     } else if (name == "limit") {
@@ -1509,8 +1506,15 @@ json element_statements(const nlattr* expressions) {
     } else {
       unknown("a set element with a \"" + std::string(name) + "\" statement");
     }
+    list.push_back(std::move(out));
   });
-  return out;
+  // One statement merges into the element's object, as nft -j writes it
+  // (json.c set_elem_expr_json); several, whose order an object would not
+  // keep, go in a list under "stmt" in the kernel's order, which nft prints
+  // them in (expression.c set_elem_expr_print, rule.c set_print_declaration).
+  if (list.size() == 1) return list[0];
+  if (list.empty()) return json::object();
+  return {{"stmt", list}};
 }
 
 NativeStatements native_statements(const nlattr* expressions, uint8_t family, const TableSets& sets) {

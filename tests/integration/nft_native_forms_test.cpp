@@ -457,5 +457,37 @@ table inet t {
   EXPECT_EQ(r.printed, 10u);
 }
 
+// Several statements on a set's elements (a limit and a counter), listed
+// in the kernel's order as nft prints them (set_elem_expr_print), and in
+// the set's declaration (set_print_declaration: stateless).
+TEST(NftNativeForms, SeveralStatementsOnSetElements) {
+  DPS_REQUIRE_ROOT();
+  const FormsResult r = live_texts_are_nfts("nf-multi", R"(
+table ip x {
+	set y {
+		type ipv4_addr
+		limit rate 1/second burst 5 packets counter
+		elements = { 1.1.1.1 limit rate 1/second burst 5 packets counter packets 0 bytes 0,
+			     4.4.4.4 limit rate 1/second burst 5 packets counter packets 0 bytes 0 }
+	}
+	set z {
+		type ipv4_addr . inet_service
+		flags dynamic
+		counter quota 1000 bytes
+	}
+	chain y {
+		type filter hook output priority filter; policy accept;
+		ip daddr @y
+		ip daddr . tcp dport @z
+		update @z { ip daddr . tcp dport counter quota 1000 bytes }
+	}
+}
+)");
+  EXPECT_EQ(r.rules, 3u);
+  EXPECT_EQ(r.printed, 3u);
+  EXPECT_EQ(r.sets, 2u);
+  EXPECT_EQ(r.sets_right, 2u);
+}
+
 }  // namespace
 }  // namespace dpscope::test
