@@ -1170,7 +1170,24 @@ class Decoder {
     if (timeout_ms % 1000 != 0) unknown("a set statement timeout of milliseconds");
     const std::string_view name = str(tb[NFTA_DYNSET_SET_NAME]);
     const SetShape& set = set_named(name);
-    const std::vector<Value> parts = key_of(tb[NFTA_DYNSET_SREG_KEY], set, true);
+    // A constant key of one field: nft leaves it untyped (netlink_parse_dynset
+    // types only a concatenation's fields) and prints "0xa020304 [invalid
+    // type]" (datatype.c invalid_type_print, the bytes read big-endian). nft
+    // -j has no form for it: the statement becomes its text, the key put in
+    // where a placeholder printed.
+    const Value& key_reg = reg(be32(tb[NFTA_DYNSET_SREG_KEY]));
+    std::string untyped;
+    std::vector<Value> parts;
+    if (key_reg.kind == Value::kLiteral && set.key_types.size() <= 1 && key_reg.bytes.size() == set.key_len) {
+      untyped = invalid_type_text(key_reg.bytes);
+      Value p;
+      p.kind = Value::kExpr;
+      p.expr = kUntypedKey;
+      p.len = key_reg.len;
+      parts.push_back(std::move(p));
+    } else {
+      parts = key_of(tb[NFTA_DYNSET_SREG_KEY], set, true);
+    }
     const uint32_t op = be32(tb[NFTA_DYNSET_OP]);
     static constexpr const char* kOps[] = {"add", "update", "delete"};
     if (op > NFT_DYNSET_OP_DELETE) unknown("dynset op " + std::to_string(op));
@@ -1196,15 +1213,41 @@ class Decoder {
       // {"map": {"op", "elem", "data", "map"}}, the form used here).
       if (set.data_type == NFT_DATA_VERDICT) unknown("a map statement of a verdict");
       const Value& constant = reg(be32(tb[NFTA_DYNSET_SREG_DATA]));
-      if (constant.kind == Value::kLiteral) return emit(map_statement_text(body, set, constant.bytes));
+      if (constant.kind == Value::kLiteral) return emit(with_untyped_key(map_statement_text(body, set, constant.bytes), untyped));
       const std::vector<Value> data = fields_of(tb[NFTA_DYNSET_SREG_DATA], split_key_type(set.data_type), false);
       for (const Value& p : data) used(p);
       body["data"] = key_expr(data);
       body["map"] = body["set"];
       body.erase("set");
-      return emit({{"map", body}});
+      return emit(with_untyped_key({{"map", body}}, untyped));
     }
-    emit({{"set", body}});
+    emit(with_untyped_key({{"set", body}}, untyped));
+  }
+
+  static constexpr const char* kUntypedKey = "@@untyped-key@@";  // a set reference's form: printed as it is
+
+  static std::string invalid_type_text(std::string_view b) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    std::string digits;
+    for (unsigned char c : b) digits += kDigits[c >> 4], digits += kDigits[c & 15];
+    const size_t first = digits.find_first_not_of('0');
+    return "0x" + (first == std::string::npos ? std::string("0") : digits.substr(first)) + " [invalid type]";
+  }
+
+  // A set or map statement with an untyped key: its text, the key in place.
+  json with_untyped_key(const json& statement, const std::string& untyped) {
+    if (untyped.empty()) return statement;
+    std::string text;
+    if (statement.is_string()) {
+      text = statement.get<std::string>();
+    } else {
+      const importer::NftRuleText t = importer::nft_rule_text(json::array({statement}), nft_family_name(family_), "");
+      if (!t.unknown.empty()) unknown("a set statement: " + t.unknown);
+      text = t.text;
+    }
+    const size_t at = text.find(kUntypedKey);
+    if (at == std::string::npos || text.find(kUntypedKey, at + 1) != std::string::npos) unknown("a set statement of an unknown text");
+    return text.replace(at, std::string_view(kUntypedKey).size(), untyped);
   }
 
   // `update @m { ip saddr : 0x00000002 }`: a constant value, which nft

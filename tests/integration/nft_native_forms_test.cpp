@@ -180,9 +180,9 @@ table bridge b {
 // Constants in set and map statements: a map's value typed by the map's
 // data, typeof or not (netlink_parse_dynset: expr_set_type), printed as
 // nft's text of the statement; a concatenated key's fields typed by the
-// set's key. A key of one field nft prints untyped ("0xa020304 [invalid
-// type]") and a value of several fields stay undecoded (the first was
-// printed typed before: never again).
+// set's key; a key of one field left untyped, "0xa020304 [invalid type]"
+// (datatype.c invalid_type_print; it was printed typed before: wrong).
+// A value of several fields stays undecoded.
 TEST(NftNativeForms, ConstantsInSetStatements) {
   DPS_REQUIRE_ROOT();
   const FormsResult r = live_texts_are_nfts("nf-const", R"(
@@ -219,6 +219,14 @@ table ip t {
 		type ipv4_addr : inet_service . ipv4_addr
 		flags dynamic
 	}
+	set s6 {
+		type ipv6_addr
+		flags dynamic
+	}
+	set mk {
+		type mark
+		flags dynamic
+	}
 	chain c {
 		add @s { 10.2.3.4 }
 		add @c2 { 10.2.3.4 . 22 }
@@ -231,11 +239,14 @@ table ip t {
 		update @m4 { ip saddr : 22 }
 		update @m5 { ip saddr : 22 . 1.2.3.4 }
 		update @m { ip saddr counter : 0x2 }
+		add @s { 0.0.0.0 }
+		add @s6 { 2001:db8::1 }
+		add @mk { 0x5 }
 	}
 }
 )");
-  EXPECT_EQ(r.rules, 11u);
-  EXPECT_GE(r.printed, 8u);
+  EXPECT_EQ(r.rules, 14u);
+  EXPECT_EQ(r.printed, 13u);
 }
 
 // Payload writes (netlink_parse_payload_stmt, stmt_payload_postprocess):
