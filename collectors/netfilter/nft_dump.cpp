@@ -399,7 +399,11 @@ model::NftSetDeclaration set_declaration(nftnl_set* s, uint8_t family) {
   const bool datamap = (flags & NFT_SET_MAP) && !(flags & NFT_SET_OBJECT);
   try {
     if (key && (!datamap || data)) d.key_typeof = typeof_text(nftnl_udata_get(key), nftnl_udata_len(key));
-    if (data && datamap && !d.key_typeof.empty()) d.data_typeof = typeof_text(nftnl_udata_get(data), nftnl_udata_len(data));
+    if (data && datamap && !d.key_typeof.empty()) {
+      d.data_typeof = typeof_text(nftnl_udata_get(data), nftnl_udata_len(data));
+      // A value's typeof nft cannot use discards the key's too ("type" for both).
+      if (d.data_typeof.empty()) d.key_typeof.clear();
+    }
   } catch (const nftval::Unknown& u) {
     d.key_typeof.clear();
     d.data_typeof.clear();

@@ -240,6 +240,16 @@ json limit_json(const AttrTable& tb) {
   return {{"limit", body}};
 }
 
+// json.c connlimit_stmt_json: `ct count over 20` (the count of connections
+// is runtime state nft does not print).
+json connlimit_json(const AttrTable& tb) {
+  const uint32_t f = be32(tb[NFTA_CONNLIMIT_FLAGS]);
+  if (f & ~static_cast<uint32_t>(NFT_CONNLIMIT_F_INV)) unknown("connlimit flags " + std::to_string(f));
+  json body = {{"val", be32(tb[NFTA_CONNLIMIT_COUNT])}};
+  if (f & NFT_CONNLIMIT_F_INV) body["inv"] = true;
+  return {{"ct count", body}};
+}
+
 // ------------------------------------------------------------------ the decoder
 
 class Decoder {
@@ -277,6 +287,7 @@ class Decoder {
     if (name == "dynset") return dynset(tb);
     if (name == "notrack") return emit({{"notrack", nullptr}});
     if (name == "limit") return emit(limit_json(tb));
+    if (name == "connlimit") return emit(connlimit_json(tb));
     if (name == "log") return log(tb);
     if (name == "objref") return objref(tb);
     if (name == "byteorder") return byteorder(tb);
@@ -1300,6 +1311,7 @@ class Decoder {
   static json element_statement(std::string_view name, const AttrTable& tb) {
     if (name == "counter") return {{"counter", nullptr}};
     if (name == "limit") return limit_json(tb);
+    if (name == "connlimit") return connlimit_json(tb);
     unknown("a set statement with a \"" + std::string(name) + "\" statement");
   }
 
@@ -1546,6 +1558,8 @@ json element_statements(const nlattr* expressions) {
       }
       if (be32(tb[NFTA_QUOTA_FLAGS]) & NFT_QUOTA_F_INV) q["inv"] = true;
       out["quota"] = q;
+    } else if (name == "connlimit") {
+      out = connlimit_json(tb);
     } else {
       unknown("a set element with a \"" + std::string(name) + "\" statement");
     }

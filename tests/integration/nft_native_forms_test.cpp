@@ -11,12 +11,14 @@
 
 #include "tests/integration/netfilter_support.h"
 #include "tests/support/nft_text.h"
+#include "tests/support/process.h"
 
 namespace dpscope::test {
 namespace {
 
 struct FormsResult {
   size_t rules = 0, printed = 0, sets = 0, sets_right = 0;
+  bool exported = false;  // export --format nft printed nft's listing
   std::vector<std::string> undecoded;  // raw reasons, for the report
 };
 
@@ -30,6 +32,14 @@ FormsResult live_texts_are_nfts(const std::string& tag, const std::string& rules
   const NftTextRules text = nft_text_rules(nft_listing);
   const model::Snapshot live = nf::live_snapshot(ns, dir, {"--rules"});
   FormsResult out;
+  // `export --format nft` of the snapshot: nft's listing, or refused (exit 2).
+  const RunResult ex = run({dpscope_bin(), "export", dir.file("live.json"), "--format", "nft"});
+  if (ex.exit_code == 0) {
+    out.exported = true;
+    EXPECT_EQ(ex.out, nft_ruleset_without_expires(nft_listing, {}));
+  } else {
+    EXPECT_EQ(ex.exit_code, 2) << ex.err;
+  }
   for (const auto& t : live.netfilter.tables) {
     for (const auto& c : t.chains) {
       const auto it = text.chains.find({t.family, t.name, c.name});
@@ -72,7 +82,8 @@ FormsResult live_texts_are_nfts(const std::string& tag, const std::string& rules
   }
   std::string report;
   for (const auto& u : out.undecoded) report += "  " + u + "\n";
-  std::printf("%s: %zu of %zu rules printed; undecoded:\n%s", tag.c_str(), out.printed, out.rules, report.c_str());
+  std::printf("%s: %zu of %zu rules printed, %zu of %zu sets, %s; undecoded:\n%s", tag.c_str(), out.printed, out.rules,
+              out.sets_right, out.sets, out.exported ? "exported" : "not exported", report.c_str());
   return out;
 }
 
@@ -372,6 +383,7 @@ table inet i {
   EXPECT_EQ(r.printed, 6u);
   EXPECT_EQ(r.sets, 2u);
   EXPECT_EQ(r.sets_right, 2u);
+  EXPECT_TRUE(r.exported);
 }
 
 // osf and ipsec (xfrm) expressions (netlink_parse_osf, netlink_parse_xfrm;
@@ -408,6 +420,7 @@ table inet t {
   EXPECT_EQ(r.printed, 10u);
   EXPECT_EQ(r.sets, 2u);
   EXPECT_EQ(r.sets_right, 2u);
+  EXPECT_TRUE(r.exported);
 }
 
 // A concatenated interval key with host-endian fields: nft converts each
@@ -434,6 +447,7 @@ table inet filter {
   EXPECT_EQ(r.printed, 3u);
   EXPECT_EQ(r.sets, 1u);
   EXPECT_EQ(r.sets_right, 1u);
+  EXPECT_TRUE(r.exported);
 }
 
 // IPv6 extension headers and TCP options (netlink_parse_exthdr,
@@ -498,6 +512,38 @@ table ip x {
   EXPECT_EQ(r.printed, 3u);
   EXPECT_EQ(r.sets, 2u);
   EXPECT_EQ(r.sets_right, 2u);
+  EXPECT_TRUE(r.exported);
+}
+
+// connlimit (`ct count over 20`): a rule's statement, a set statement's,
+// a set's declaration (json.c connlimit_stmt_json); the ruleset exports.
+TEST(NftNativeForms, Connlimit) {
+  DPS_REQUIRE_ROOT();
+  const FormsResult r = live_texts_are_nfts("nf-connlimit", R"(
+table ip x {
+	set est-connlimit {
+		type ipv4_addr
+		size 65535
+		flags dynamic
+	}
+	set new-connlimit {
+		type ipv4_addr
+		size 65535
+		flags dynamic
+		ct count over 20
+	}
+	chain c {
+		type filter hook input priority filter; policy accept;
+		ct count 10 accept
+		ct count over 100 drop
+		ct state new add @est-connlimit { ip saddr ct count over 20 } drop
+		add @new-connlimit { ip saddr } accept
+	}
+}
+)");
+  EXPECT_EQ(r.rules, 4u);
+  EXPECT_EQ(r.printed, 4u);
+  EXPECT_TRUE(r.exported);
 }
 
 }  // namespace
