@@ -192,8 +192,11 @@ int prefix_len(const std::string& lo, const std::string& hi) {
 // concat_elem_expr, netlink_delinearize_setelem), a string as its bytes.
 json field_value(const KeyField& f, std::string_view b, bool interval) {
   if (f.shift) {
-    if (interval || f.type != kInteger || b.size() > 8) unknown("a range or a wide value of a bit field above its lowest bit");
-    return integer(b, f.order) >> f.shift;
+    if (interval || b.size() > 8) unknown("a range or a wide value of a bit field above its lowest bit");
+    const uint64_t n = integer(b, f.order) >> f.shift;
+    if (f.type == kInteger) return n;
+    if (n > 0xff) unknown("a bit field value wider than a byte");
+    return value(f.type, Order::Big, std::string(1, static_cast<char>(n)));  // `ip dscp { cs1, af41 }`
   }
   json v;
   if (interval && f.order == Order::Host && !string_type(f.type) && std::endian::native == std::endian::little) {

@@ -85,7 +85,8 @@ struct Field {
 
 // Whole-byte fields of the headers nft names (src/proto.c); bit fields are not here.
 constexpr Field kFields[] = {
-    {"ip", 2, 2, "length", kInteger}, {"ip", 4, 2, "id", kInteger}, {"ip", 8, 1, "ttl", kInteger},
+    {"ip", 2, 2, "length", kInteger}, {"ip", 4, 2, "id", kInteger}, {"ip", 6, 2, "frag-off", kInteger},
+    {"ip", 8, 1, "ttl", kInteger},
     {"ip", 9, 1, "protocol", kInetProto}, {"ip", 10, 2, "checksum", kInteger},
     {"ip", 12, 4, "saddr", kIpaddr, true}, {"ip", 16, 4, "daddr", kIpaddr, true},
     {"ip6", 4, 2, "length", kInteger}, {"ip6", 6, 1, "nexthdr", kInetProto}, {"ip6", 7, 1, "hoplimit", kInteger},
@@ -120,6 +121,9 @@ constexpr BitField kBitFields[] = {
     {"vlan", 0, 2, "\x0f\xff", 0, "id", kInteger}, {"vlan", 0, 1, "\xe0", 5, "pcp", kInteger},
     {"ip", 0, 1, "\xf0", 4, "version", kInteger},  {"ip", 0, 1, "\x0f", 0, "hdrlength", kInteger},
     {"ip6", 0, 1, "\xf0", 4, "version", kInteger},
+    {"ip", 1, 1, "\xfc", 2, "dscp", kDscp},       {"ip", 1, 1, "\x03", 0, "ecn", kEcn},
+    {"ip6", 0, 2, "\x0f\xc0", 6, "dscp", kDscp},   {"ip6", 1, 1, "\x30", 4, "ecn", kEcn},
+    {"ip6", 1, 3, "\x0f\xff\xff", 0, "flowlabel", kInteger},
 };
 
 // nft's header templates (proto.c: proto_eth, proto_vlan, proto_ip, ...),
@@ -900,8 +904,15 @@ class Decoder {
     if (op != NFT_CMP_EQ && op != NFT_CMP_NEQ) unknown("an order comparison of a bit field");
     const uint64_t raw = integer(data, Order::Big);
     if (raw & ((uint64_t{1} << l.shift) - 1)) unknown("a bit field value outside its bits");
-    emit({{"match", {{"op", op == NFT_CMP_EQ ? "==" : "!="}, {"left", l.expr}, {"right", raw >> l.shift}}}});
+    emit({{"match", {{"op", op == NFT_CMP_EQ ? "==" : "!="}, {"left", l.expr}, {"right", small_value(l.type, raw >> l.shift)}}}});
     used(l);
+  }
+
+  // A bit field's value, shifted down: a number, or the name its type gives it (`ip dscp cs1`).
+  static json small_value(uint32_t type, uint64_t n) {
+    if (type == kInteger) return n;
+    if (n > 0xff) unknown("a bit field value wider than a byte");
+    return value(type, Order::Big, std::string(1, static_cast<char>(n)));
   }
 
   static uint32_t prefix_length(const std::string& mask) {

@@ -163,6 +163,16 @@ json value(uint32_t type, Order order, std::string_view b) {
       return symbol(integer(b, Order::Host), {{0, "unspec"}, {1, "unicast"}, {2, "local"}, {3, "broadcast"},
                                               {4, "anycast"}, {5, "multicast"}, {6, "blackhole"}, {7, "unreachable"},
                                               {8, "prohibit"}});
+    // proto.c dscp_type_tbl, ecn_type_tbl: the first name of a value, else
+    // a number (printed in hex: their basefmt).
+    case kDscp:
+      return symbol(integer(b, Order::Big),
+                    {{0x00, "cs0"}, {0x08, "cs1"}, {0x10, "cs2"}, {0x18, "cs3"}, {0x20, "cs4"}, {0x28, "cs5"},
+                     {0x30, "cs6"}, {0x38, "cs7"}, {0x01, "lephb"}, {0x0a, "af11"}, {0x0c, "af12"}, {0x0e, "af13"},
+                     {0x12, "af21"}, {0x14, "af22"}, {0x16, "af23"}, {0x1a, "af31"}, {0x1c, "af32"}, {0x1e, "af33"},
+                     {0x22, "af41"}, {0x24, "af42"}, {0x26, "af43"}, {0x2c, "va"}, {0x2e, "ef"}},
+                    true);
+    case kEcn: return symbol(integer(b, Order::Big), {{0, "not-ect"}, {1, "ect1"}, {2, "ect0"}, {3, "ce"}}, true);
     case kPkttype:
       return symbol(integer(b, Order::Host), {{0, "host"}, {1, "broadcast"}, {2, "multicast"}, {3, "other"}});
     case kIcmpType:

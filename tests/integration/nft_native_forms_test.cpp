@@ -90,8 +90,9 @@ FormsResult live_texts_are_nfts(const std::string& tag, const std::string& rules
 // Raw payload expressions (payload.c payload_expr_print "@nh,32,32"): a load
 // no template of its header's protocol names, in a set key (payload_expr_complete)
 // or compared (payload_expr_expand); values in hex, wider than 64 bits too.
-// Where nft names the fields after all (ip id and frag-off, tcp doff, esp
-// spi, arp htype), the rule is left undecoded, never printed raw.
+// Where nft names the fields (ip id and frag-off) they are named; where it
+// names fields this decoder does not (tcp doff, esp spi, arp htype), the
+// rule is left undecoded, never printed raw.
 TEST(NftNativeForms, RawPayloadExpressions) {
   DPS_REQUIRE_ROOT();
   const FormsResult r = live_texts_are_nfts("nf-raw", R"(
@@ -143,14 +144,13 @@ table netdev nt {
 }
 )");
   EXPECT_EQ(r.rules, 26u);
-  EXPECT_GE(r.printed, 20u);
+  EXPECT_EQ(r.printed, 22u);
 }
 
 // A set or map keyed by an AND (netlink_delinearize.c map_binop_postprocess,
 // where payload_expr_trim names no field): the mask printed as the key's
 // type, flags as ORs; a bit field above its lowest bit (`ip version`) with
 // its elements shifted down (binop_adjust); the mask picking which bit field.
-// `ip dscp` (a field this decoder does not name) stays undecoded.
 TEST(NftNativeForms, MaskedAndBitFieldKeys) {
   DPS_REQUIRE_ROOT();
   const FormsResult r = live_texts_are_nfts("nf-mask", R"(
@@ -185,7 +185,8 @@ table bridge b {
 }
 )");
   EXPECT_EQ(r.rules, 14u);
-  EXPECT_GE(r.printed, 13u);
+  EXPECT_EQ(r.printed, 14u);
+  EXPECT_TRUE(r.exported);
 }
 
 // Constants in set and map statements: a map's value typed by the map's
@@ -544,6 +545,53 @@ table ip x {
   EXPECT_EQ(r.rules, 4u);
   EXPECT_EQ(r.printed, 4u);
   EXPECT_TRUE(r.exported);
+}
+
+// Bit fields of IPv4 and IPv6 (proto.c: dscp, ecn, flowlabel) and frag-off:
+// a value shifted down and named by its type (dscp_type_tbl, ecn_type_tbl,
+// a number in hex otherwise), compared and in sets; a mask on frag-off.
+// A bit field's write (`ip dscp set cs1`) stays undecoded.
+TEST(NftNativeForms, IpBitFieldsAndFragOff) {
+  DPS_REQUIRE_ROOT();
+  const FormsResult r = live_texts_are_nfts("nf-dscp", R"(
+table ip t {
+	chain c {
+		ip dscp cs1 accept
+		ip dscp 0x3f accept
+		ip dscp != ef accept
+		ip ecn ce accept
+		ip ecn not-ect accept
+		ip dscp { cs1, af41 } accept
+		ip dscp set cs1
+	}
+}
+table ip6 t6 {
+	chain c {
+		ip6 dscp cs1 accept
+		ip6 ecn ce accept
+		ip6 flowlabel 5 accept
+		ip6 dscp { cs2, ef } accept
+	}
+}
+)");
+  EXPECT_EQ(r.rules, 11u);
+  EXPECT_EQ(r.printed, 10u);
+  const FormsResult f = live_texts_are_nfts("nf-frag", R"(
+table ip t {
+	chain c {
+		ip frag-off & 0x1fff != 0 drop
+		ip frag-off 0 accept
+		ip frag-off & 0x4000 != 0 accept
+		ip id 5 ip frag-off 6 accept
+		ip frag-off { 1, 2 } accept
+		ip dscp cs1 accept
+		ip ecn ce accept
+	}
+}
+)");
+  EXPECT_EQ(f.rules, 7u);
+  EXPECT_EQ(f.printed, 7u);
+  EXPECT_TRUE(f.exported);
 }
 
 }  // namespace
