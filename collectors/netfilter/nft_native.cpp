@@ -472,8 +472,12 @@ class Decoder {
         {NFT_META_NFTRACE, "nftrace", kInteger, 1, Order::Host},
         {NFT_META_IIF, "iif", kIfindex, 4, Order::Host},      {NFT_META_OIF, "oif", kIfindex, 4, Order::Host},
         {NFT_META_IIFTYPE, "iiftype", kArphrd, 2, Order::Host}, {NFT_META_OIFTYPE, "oiftype", kArphrd, 2, Order::Host},
-        // A tc class id ("1:2", datatype.c classid_type): its values are not printed here.
-        {NFT_META_PRIORITY, "priority", kInvalid, 4, Order::Host},
+        // A tc class id ("1:2", meta.c tchandle_type_print).
+        {NFT_META_PRIORITY, "priority", kClassid, 4, Order::Host},
+        {NFT_META_CPU, "cpu", kInteger, 4, Order::Host},      {NFT_META_CGROUP, "cgroup", kInteger, 4, Order::Host},
+        {NFT_META_PRANDOM, "random", kInteger, 4, Order::Big},
+        {NFT_META_IIFKIND, "iifkind", kIfname, 16, Order::Host}, {NFT_META_OIFKIND, "oifkind", kIfname, 16, Order::Host},
+        {NFT_META_SDIF, "sdif", kIfindex, 4, Order::Host},    {NFT_META_SDIFNAME, "sdifname", kIfname, 16, Order::Host},
     };
     for (const Key& k : kKeys) {
       if (k.key != key) continue;
@@ -749,6 +753,7 @@ class Decoder {
     if (op != NFT_BITWISE_BOOL) unknown("bitwise operation " + std::to_string(op));
     const Value src = reg(be32(tb[NFTA_BITWISE_SREG]));
     if (src.raw_only) unknown("a bitwise operation on a raw payload expression (" + src.raw_why + ")");
+    if (src.swapped) unknown("a bitwise operation on a value in network byte order");
     if (src.kind != Value::kExpr || !src.fields.empty()) unknown("a bitwise operation on a constant or on several fields");
     const std::string mask(data_value(tb[NFTA_BITWISE_MASK])), x(data_value(tb[NFTA_BITWISE_XOR]));
     if (src.bits) return write(tb[NFTA_BITWISE_DREG], bit_field(src, mask, x));
@@ -838,13 +843,15 @@ class Decoder {
     const Value& loaded = reg(be32(tb[NFTA_CMP_SREG]));
     const bool partial = !loaded.fields.empty() || loaded.bits || (loaded.field_len && loaded.len < loaded.field_len);
     const bool raw = loaded.raw.len != 0 && (loaded.raw_only || (!equality && partial));
-    const Value& l = raw ? scratch_ = as_raw(loaded, equality) : read(tb[NFTA_CMP_SREG]);
+    const bool swapped = loaded.swapped;
+    const Value& l = swapped ? unswapped(loaded) : raw ? scratch_ = as_raw(loaded, equality) : read(tb[NFTA_CMP_SREG]);
     if (l.kind != Value::kExpr) unknown("a comparison of a constant");
     if (!l.fields.empty()) return compare_fields(l, op, data_value(tb[NFTA_CMP_DATA]));
     if (l.shift) return compare_shifted(l, op, data_value(tb[NFTA_CMP_DATA]));
     static constexpr const char* kOps[] = {"==", "!=", "<", "<=", ">", ">="};
     if (op > NFT_CMP_GTE) unknown("cmp op " + std::to_string(op));
-    const std::string data(data_value(tb[NFTA_CMP_DATA]));
+    std::string data(data_value(tb[NFTA_CMP_DATA]));
+    if (swapped) data = host_order(data, l.len);
     // netlink_delinearize.c netlink_parse_cmp: a value shorter than the
     // register's is a prefix of it (`ct reply ip daddr 10.0.0.0/8`), except
     // for a string (a name's wildcard, "eth*").
@@ -877,7 +884,8 @@ class Decoder {
     const int index = static_cast<int>(statements_.size());
     emit({{"match", {{"op", op_name}, {"left", left}, {"right", right}}}});
     used(l);
-    if (op == NFT_CMP_EQ && l.mask.empty()) protocol_context(l, data, index);
+    // A converted value is no protocol match to nft (relational_expr_pctx_update: a unary left).
+    if (op == NFT_CMP_EQ && l.mask.empty() && !swapped) protocol_context(l, data, index);
   }
 
   void compare_fields(const Value& l, uint32_t op, std::string_view data) {
@@ -906,6 +914,25 @@ class Decoder {
     if (raw & ((uint64_t{1} << l.shift) - 1)) unknown("a bit field value outside its bits");
     emit({{"match", {{"op", op == NFT_CMP_EQ ? "==" : "!="}, {"left", l.expr}, {"right", small_value(l.type, raw >> l.shift)}}}});
     used(l);
+  }
+
+  // `meta length > 1000`, `ct original packets > 10`: nft compares a
+  // host-endian value in network order (byteorder hton of the whole value,
+  // see byteorder()) and prints the operand, the constant typed by it
+  // (netlink_delinearize.c: a unary's argument; its value read back to host
+  // order). Not after a mask or of a computed value.
+  const Value& unswapped(const Value& v) {
+    if (v.kind != Value::kExpr || !v.mask.empty() || !v.fields.empty() || v.bits || v.shift || v.raw_only) {
+      unknown("a compare of a computed value in network byte order");
+    }
+    scratch_ = v;
+    scratch_.swapped = false;
+    return scratch_;
+  }
+  static std::string host_order(std::string b, uint32_t len) {
+    if (b.size() != len) unknown("a value in network byte order of another width");
+    std::reverse(b.begin(), b.end());
+    return b;
   }
 
   // A bit field's value, shifted down: a number, or the name its type gives it (`ip dscp cs1`).
@@ -1013,9 +1040,11 @@ class Decoder {
     const Value& loaded = reg(be32(tb[NFTA_RANGE_SREG]));
     const bool partial = !loaded.fields.empty() || loaded.bits || (loaded.field_len && loaded.len < loaded.field_len);
     const bool raw = loaded.raw.len != 0 && (loaded.raw_only || partial);
-    const Value& l = raw ? scratch_ = as_raw(loaded, false) : read(tb[NFTA_RANGE_SREG]);
+    const bool swapped = loaded.swapped;
+    const Value& l = swapped ? unswapped(loaded) : raw ? scratch_ = as_raw(loaded, false) : read(tb[NFTA_RANGE_SREG]);
     if (l.kind != Value::kExpr || !l.mask.empty() || !l.fields.empty() || l.shift) unknown("a range on a computed value");
-    const std::string from(data_value(tb[NFTA_RANGE_FROM_DATA])), to(data_value(tb[NFTA_RANGE_TO_DATA]));
+    std::string from(data_value(tb[NFTA_RANGE_FROM_DATA])), to(data_value(tb[NFTA_RANGE_TO_DATA]));
+    if (swapped) from = host_order(from, l.len), to = host_order(to, l.len);
     const bool neq = be32(tb[NFTA_RANGE_OP]) == NFT_RANGE_NEQ;
     emit({{"match",
            {{"op", neq ? "!=" : "=="},
@@ -1167,7 +1196,7 @@ class Decoder {
     v.expr = {{"map", {{"key", key}, {"data", data}}}};
     v.type = set.data_type;
     switch (set.data_type) {
-      case kIpaddr: case kMark: v.len = 4; break;
+      case kIpaddr: case kMark: case kClassid: v.len = 4; break;
       case kIp6addr: v.len = 16; break;
       case kInetService: v.len = 2; break;
       case kEtheraddr: v.len = 6; break;
@@ -1180,7 +1209,7 @@ class Decoder {
         if (!data.is_string() || set.data_type >= 64) unknown("a map expression of data type " + std::to_string(set.data_type));
         v.len = 0;
     }
-    v.order = set.data_type == kMark ? Order::Host : Order::Big;
+    v.order = set.data_type == kMark || set.data_type == kClassid ? Order::Host : Order::Big;
     if (set.data_interval) v.interval_data_len = set.data_len;
     return v;
   }

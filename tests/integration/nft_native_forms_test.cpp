@@ -594,5 +594,71 @@ table ip t {
   EXPECT_TRUE(f.exported);
 }
 
+// Order compares and ranges of host-endian values, which nft converts to
+// network order first (byteorder hton): the operand printed, the constant
+// read back (meta length > 1000, meta mark > 0x00000005, ct original
+// packets > 10); tc handles of meta priority (meta.c tchandle_type_print);
+// meta keys cpu, cgroup, random, iifkind/oifkind, sdif/sdifname.
+TEST(NftNativeForms, OrderComparesPriorityAndMetaKeys) {
+  DPS_REQUIRE_ROOT();
+  const FormsResult o = live_texts_are_nfts("nf-order", R"(
+table inet t {
+	chain c {
+		meta length > 1000 accept
+		meta length 100-200 accept
+		meta mark > 0x5 accept
+		meta mark < 0x10 accept
+		ct original packets > 10 accept
+		ct reply bytes 100-200 accept
+		ct mark >= 0x100 accept
+		meta length != 100-200 accept
+		meta priority > 1:2 accept
+		meta length { 100-200, 300-400 } accept
+		ct packets <= 5 accept
+		meta cpu > 2 accept
+	}
+}
+)");
+  EXPECT_EQ(o.rules, 12u);
+  EXPECT_EQ(o.printed, 12u);
+  EXPECT_TRUE(o.exported);
+  const FormsResult p = live_texts_are_nfts("nf-prio", R"(
+table inet t {
+	chain c {
+		meta priority > 1:2 accept
+		meta priority 1:2 accept
+		meta priority none accept
+		meta priority root accept
+		meta priority set 1:2
+		meta priority set ffff:ffff
+		meta priority { 1:1, 1:a } accept
+		meta priority 10:a-10:ff accept
+		meta priority set ip saddr map { 10.0.0.1 : 1:2 }
+	}
+}
+)");
+  EXPECT_EQ(p.rules, 9u);
+  EXPECT_EQ(p.printed, 9u);
+  EXPECT_TRUE(p.exported);
+  const FormsResult m = live_texts_are_nfts("nf-meta", R"(
+table inet t {
+	chain c {
+		meta cpu 2 accept
+		meta cpu > 2 accept
+		meta cgroup 1048577 accept
+		meta random 5 accept
+		meta iifkind "vrf" accept
+		meta oifkind "veth*" accept
+		meta sdif 0 accept
+		meta sdifname "vrf1" accept
+		meta cpu { 1, 2 } accept
+	}
+}
+)");
+  EXPECT_EQ(m.rules, 9u);
+  EXPECT_EQ(m.printed, 9u);
+  EXPECT_TRUE(m.exported);
+}
+
 }  // namespace
 }  // namespace dpscope::test
