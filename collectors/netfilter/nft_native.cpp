@@ -57,6 +57,10 @@ struct Value {
   // A map expression: its map's values are intervals of this many bytes
   // (nat's `snat ip to ip saddr map { 10.1.1.0/24 : 72.2.3.66-72.2.3.78 }`).
   uint32_t interval_data_len = 0;
+  // A map expression: the dependencies its key's fields would drop, dropped
+  // where the statement it is part of is read (a nat's port: none).
+  std::vector<int> map_deps;
+  bool from_payload = false;  // a packet field's load (payload.c payload_dependency_kill)
   // A payload load as nft reads it back first (payload.c payload_init_raw:
   // base, bit offset and length), before a template names it; len 0 once
   // the value is computed from the load. nft leaves it raw ("@nh,32,32")
@@ -328,9 +332,16 @@ class Decoder {
   void write(const nlattr* a, Value v) { reg(be32(a)) = std::move(v); }
 
   void emit(json statement) {
+    // netlink_delinearize.c rule_maybe_reset_payload_deps: after any
+    // statement but a match, no later field drops an earlier protocol match.
+    const bool expression = statement.is_object() && (statement.contains("match") || statement.contains("vmap"));
     statements_.push_back(std::move(statement));
     removed_.push_back(false);
+    if (!expression) dep_floor_ = static_cast<int>(statements_.size());
   }
+  // A dependency still there to drop.
+  bool alive(int dep) const { return dep >= dep_floor_ && static_cast<size_t>(dep) < removed_.size(); }
+  bool multi_family() const { return family_ == NFPROTO_INET || family_ == NFPROTO_BRIDGE || family_ == NFPROTO_NETDEV; }
 
   // ---------------------------------------------------------- loads
   void payload(const AttrTable& tb) {
@@ -348,8 +359,10 @@ class Decoder {
     const bool whole = field.fields.empty() && !field.bits && (field.field_len == 0 || field.len == field.field_len);
     if (field.raw_only || !whole || !field.expr.contains("payload")) unknown("a payload write of a field loaded in part or raw");
     const Value& v = read(tb[NFTA_PAYLOAD_SREG]);
-    emit({{"mangle", {{"key", field.expr}, {"value", operand(v, field.type, Order::Big)}}}});
+    json value = operand(v, field.type, Order::Big);
     used(field);
+    used(v);
+    emit({{"mangle", {{"key", field.expr}, {"value", std::move(value)}}}});
   }
 
   // A load of `len` bytes at `offset` of header `base`, named as nft names it.
@@ -392,6 +405,10 @@ class Decoder {
       v.len = len;
       v.field_len = f.len;
       v.dependency = dependency;
+      // payload.c payload_may_dependency_kill: a protocol key of the same
+      // header (`vlan type` after `ether type 8021q`) drops no match there.
+      if (multi_family() && std::string_view(f.protocol) == "vlan" && std::string_view(f.name) == "type") v.dependency = -1;
+      v.from_payload = true;
       v.raw = raw;
       return v;
     }
@@ -402,6 +419,7 @@ class Decoder {
       v.bits = &f;
       v.len = len;
       v.dependency = dependency;
+      v.from_payload = true;
       v.raw = raw;
       return v;
     }
@@ -422,6 +440,7 @@ class Decoder {
     v.kind = Value::kExpr;
     v.len = len;
     v.dependency = dependency;
+    v.from_payload = true;
     v.raw = raw;
     return v;
   }
@@ -483,7 +502,9 @@ class Decoder {
       if (k.key != key) continue;
       if (tb[NFTA_META_SREG]) {
         const Value& v = read(tb[NFTA_META_SREG]);
-        return emit({{"mangle", {{"key", {{"meta", {{"key", k.name}}}}}, {"value", operand(v, k.type, k.order)}}}});
+        json value = operand(v, k.type, k.order);
+        used(v);  // netlink_delinearize.c: STMT_META's expression read like a match's
+        return emit({{"mangle", {{"key", {{"meta", {{"key", k.name}}}}}, {"value", std::move(value)}}}});
       }
       Value v;
       v.kind = Value::kExpr;
@@ -535,7 +556,9 @@ class Decoder {
     if (tb[NFTA_CT_SREG]) {
       if (tb[NFTA_CT_DIRECTION]) unknown("a ct statement with a direction");
       const Value& v = read(tb[NFTA_CT_SREG]);
-      return emit({{"mangle", {{"key", {{"ct", body}}}, {"value", operand(v, type, order)}}}});
+      json value = operand(v, type, order);
+      used(v);
+      return emit({{"mangle", {{"key", {{"ct", body}}}, {"value", std::move(value)}}}});
     }
     Value v;
     v.kind = Value::kExpr;
@@ -646,8 +669,10 @@ class Decoder {
       if (val.kind == Value::kNone || val.raw_only || val.bits) unknown("an exthdr write of an unknown value");
       Value plain = val;
       plain.swapped = false;
-      emit({{"mangle", {{"key", v.expr}, {"value", operand(plain, v.type, Order::Big)}}}});
-      return used(v);
+      json value = operand(plain, v.type, Order::Big);
+      used(v);
+      used(plain);
+      return emit({{"mangle", {{"key", v.expr}, {"value", std::move(value)}}}});
     }
     if (!tb[NFTA_EXTHDR_DREG]) unknown("an exthdr statement without a register (reset)");
     write(tb[NFTA_EXTHDR_DREG], std::move(v));
@@ -867,6 +892,16 @@ class Decoder {
     } else if (!l.mask.empty() && (l.type == kIpaddr || l.type == kIp6addr)) {
       left = l.masked;
       right = prefix(l, data, prefix_length(l.mask));
+    } else if (!l.mask.empty() && l.type == kMark && host_prefix(l.mask) >= 0) {
+      // relational_binop_postprocess: a mark (DTYPE_F_PREFIX) under a
+      // prefix mask is a prefix, `meta mark 0xffffff00/24`.
+      if (!equality) unknown("an order compare of a mark under a prefix mask");
+      left = l.masked;
+      right = {{"prefix", {{"addr", value(l.type, l.order, data)}, {"len", host_prefix(l.mask)}}}};
+    } else if ((l.type == kIfname || l.type == kString) && !data.empty() && data.back() == '\0' &&
+               data.find('\0') > 0 && data[data.find('\0') - 1] == '*') {
+      // __expr_postprocess_string: a literal '*' ending a name is escaped.
+      right = data.substr(0, data.find('\0') - 1) + "\\*";
     } else if (l.field_len != 0 && l.len < l.field_len) {
       right = prefix(l, data, l.len * 8);  // a prefix of whole bytes: only they are loaded
     } else {
@@ -942,6 +977,16 @@ class Decoder {
     return value(type, Order::Big, std::string(1, static_cast<char>(n)));
   }
 
+  // The prefix length of a host-endian 32-bit mask (expr_mask_is_prefix:
+  // ones from the top, then zeros), -1 when it is none or all zeros.
+  static int host_prefix(const std::string& mask) {
+    if (mask.size() != 4) return -1;
+    const uint32_t m = static_cast<uint32_t>(integer(mask, Order::Host));
+    if (m == 0) return -1;
+    const int len = __builtin_popcount(m);
+    return m == (~uint32_t{0} << (32 - len)) ? len : -1;
+  }
+
   static uint32_t prefix_length(const std::string& mask) {
     uint32_t len = 0;
     size_t i = 0;
@@ -1015,10 +1060,13 @@ class Decoder {
         const bool nft_names = proto == IPPROTO_ESP || proto == IPPROTO_AH || proto == IPPROTO_COMP || proto == IPPROTO_IGMP;
         if (nft_names || (e != kMetaL4proto && before != nullptr)) transport_ = kOpaque;
       }
-      // icmp and icmpv6 name their network protocol: a `meta nfproto` before
-      // them is implied as well (nft prints `icmp type echo-request` in inet).
-      const bool implies_network = proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6;
-      transport_network_dependency_ = implies_network ? network_dependency_ : -1;
+      transport_dep_payload_ = e != kMetaL4proto;
+      // netlink_delinearize.c ct_meta_common_postprocess: `meta l4proto`
+      // drops the network protocol match before it where
+      // meta_may_dependency_kill says (`meta nfproto ipv4 meta l4proto icmp`
+      // is `meta l4proto icmp`; in inet, bridge and netdev tables only for
+      // icmp or icmpv6 of that family; in ip and ip6 tables for its own family).
+      if (e == kMetaL4proto && alive(network_dependency_) && meta_may_kill(proto)) removed_[network_dependency_] = true;
     }
     if (e == kMetaNfproto) {
       network_ = proto == NFPROTO_IPV4 ? "ip" : proto == NFPROTO_IPV6 ? "ip6" : nullptr;
@@ -1026,13 +1074,27 @@ class Decoder {
     }
   }
 
+  bool meta_may_kill(uint8_t l4proto) const {
+    const uint8_t nfproto = network_ == nullptr ? NFPROTO_UNSPEC
+                            : std::string_view(network_) == "ip" ? NFPROTO_IPV4
+                            : std::string_view(network_) == "ip6" ? NFPROTO_IPV6 : NFPROTO_UNSPEC;
+    if (family_ == NFPROTO_IPV4 || family_ == NFPROTO_IPV6) return family_ == nfproto;
+    if (!multi_family()) return true;
+    if (l4proto != IPPROTO_ICMP && l4proto != IPPROTO_ICMPV6) return false;
+    return !((nfproto == NFPROTO_IPV4 && l4proto == IPPROTO_ICMPV6) || (nfproto == NFPROTO_IPV6 && l4proto == IPPROTO_ICMP));
+  }
+
   // A field named through a protocol match makes that match implied.
   void used(const Value& v) {
-    if (v.dependency < 0 || static_cast<size_t>(v.dependency) >= removed_.size()) return;
-    removed_[v.dependency] = true;
-    if (v.dependency == transport_dependency_ && transport_network_dependency_ >= 0) {
-      removed_[transport_network_dependency_] = true;
+    for (const int d : v.map_deps) {
+      if (alive(d)) removed_[d] = true;
     }
+    if (!alive(v.dependency)) return;
+    // payload.c payload_may_dependency_kill: in bridge, netdev and inet
+    // tables a transport field leaves `ip protocol tcp` (a match on the
+    // network header, which restricts the family) in place.
+    if (v.from_payload && v.dependency == transport_dependency_ && transport_dep_payload_ && multi_family()) return;
+    removed_[v.dependency] = true;
   }
 
   void range(const AttrTable& tb) {
@@ -1177,10 +1239,21 @@ class Decoder {
     const std::vector<Value> parts = key_of(tb[NFTA_LOOKUP_SREG], set);
     const json key = key_expr(parts);
     const json data = set_ref(name, set, parts);
+    if (tb[NFTA_LOOKUP_DREG] && be32(tb[NFTA_LOOKUP_DREG]) != NFT_REG_VERDICT) {
+      // A map expression is part of the statement that uses it: its key's
+      // fields drop their matches when that statement is read.
+      Value v = map_value(set, key, data);
+      for (const Value& p : parts) {
+        v.map_deps.insert(v.map_deps.end(), p.map_deps.begin(), p.map_deps.end());
+        if (p.dependency >= 0 && !(p.from_payload && p.dependency == transport_dependency_ && transport_dep_payload_ && multi_family())) {
+          v.map_deps.push_back(p.dependency);
+        }
+      }
+      return write(tb[NFTA_LOOKUP_DREG], std::move(v));
+    }
     for (const Value& p : parts) used(p);
     if (tb[NFTA_LOOKUP_DREG]) {
-      if (be32(tb[NFTA_LOOKUP_DREG]) == NFT_REG_VERDICT) return emit({{"vmap", {{"key", key}, {"data", data}}}});
-      return write(tb[NFTA_LOOKUP_DREG], map_value(set, key, data));
+      return emit({{"vmap", {{"key", key}, {"data", data}}}});
     }
     const bool inverted = be32(tb[NFTA_LOOKUP_FLAGS]) & NFT_LOOKUP_F_INV;
     emit({{"match", {{"op", inverted ? "!=" : "=="}, {"left", key}, {"right", data}}}});
@@ -1257,6 +1330,9 @@ class Decoder {
       stmts.push_back(element_statement(n, t));
     });
     if (!stmts.empty()) body["stmt"] = stmts;
+    // netlink_parse_dynset: statements on an anonymous set's elements, no
+    // map: nft prints a meter (`meter xyz size 8192 { ip saddr counter }`).
+    if (!stmts.empty() && (set.flags & NFT_SET_ANONYMOUS) && !tb[NFTA_DYNSET_SREG_DATA]) unknown("a meter");
     for (const Value& p : parts) used(p);
     if (tb[NFTA_DYNSET_SREG_DATA]) {
       // A map's: `update @m { ip saddr : tcp sport }` (statement.c
@@ -1412,11 +1488,20 @@ class Decoder {
     const uint32_t nat_family = be32(tb[NFTA_NAT_FAMILY]);
     const uint32_t addr_type = nat_family == NFPROTO_IPV6 ? kIp6addr : kIpaddr;
     json body = json::object();
-    if (family_ == NFPROTO_INET) body["family"] = nat_family == NFPROTO_IPV6 ? "ip6" : "ip";
+    // netlink_parse_nat: the family (json.c: printed for ipv4 and ipv6 only) in an inet table.
+    if (family_ == NFPROTO_INET && (nat_family == NFPROTO_IPV4 || nat_family == NFPROTO_IPV6)) {
+      body["family"] = nat_family == NFPROTO_IPV6 ? "ip6" : "ip";
+    }
     if (nat_interval_map(tb, nat_family, body)) {
       // the map gives the addresses (and ports)
     } else if (!nat_concat(tb, nat_family, body)) {  // else the map gives both address and port
-      if (tb[NFTA_NAT_REG_ADDR_MIN]) body["addr"] = nat_range(tb[NFTA_NAT_REG_ADDR_MIN], tb[NFTA_NAT_REG_ADDR_MAX], addr_type);
+      // netlink_delinearize.c rule_parse_postprocess STMT_NAT: the address
+      // is read like a match (its map's key drops its matches), the port
+      // after payload_dependency_reset (it drops none).
+      if (tb[NFTA_NAT_REG_ADDR_MIN]) {
+        body["addr"] = nat_range(tb[NFTA_NAT_REG_ADDR_MIN], tb[NFTA_NAT_REG_ADDR_MAX], addr_type);
+        used(reg(be32(tb[NFTA_NAT_REG_ADDR_MIN])));
+      }
       if (tb[NFTA_NAT_REG_PROTO_MIN]) body["port"] = nat_range(tb[NFTA_NAT_REG_PROTO_MIN], tb[NFTA_NAT_REG_PROTO_MAX], kInetService);
     }
     uint32_t f = be32(tb[NFTA_NAT_FLAGS]) & ~(NF_NAT_RANGE_MAP_IPS | NF_NAT_RANGE_PROTO_SPECIFIED);
@@ -1443,6 +1528,7 @@ class Decoder {
     if (n != 2 * addr && n != 2 * (addr + 4)) unknown("a nat map of intervals of another width");
     body["family"] = nat_family == NFPROTO_IPV6 ? "ip6" : "ip";
     body["addr"] = a.expr;
+    used(a);
     return true;
   }
 
@@ -1465,6 +1551,7 @@ class Decoder {
     }
     body["family"] = nat_family == NFPROTO_IPV6 ? "ip6" : "ip";
     body["addr"] = a.expr;
+    used(a);
     return true;
   }
 
@@ -1525,13 +1612,14 @@ class Decoder {
   void reject(const AttrTable& tb) {
     const uint32_t type = be32(tb[NFTA_REJECT_TYPE]);
     const uint8_t code = tb[NFTA_REJECT_ICMP_CODE] ? mnl_attr_get_u8(tb[NFTA_REJECT_ICMP_CODE]) : 0;
-    if (type == NFT_REJECT_TCP_RST) {
-      // `reject with tcp reset` needs tcp: the protocol match is implied.
-      if (transport_dependency_ >= 0 && transport_ && std::string_view(transport_) == "tcp") {
-        removed_[transport_dependency_] = true;
-      }
-      return emit({{"reject", {{"type", "tcp reset"}}}});
+    // netlink_delinearize.c stmt_reject_postprocess: in ip and ip6 tables
+    // `reject with tcp reset` drops the transport match; in inet, bridge and
+    // netdev tables a reject but icmpx's drops the network one.
+    if ((family_ == NFPROTO_IPV4 || family_ == NFPROTO_IPV6) && type == NFT_REJECT_TCP_RST && alive(transport_dependency_)) {
+      removed_[transport_dependency_] = true;
     }
+    if (multi_family() && type != NFT_REJECT_ICMPX_UNREACH && alive(network_dependency_)) removed_[network_dependency_] = true;
+    if (type == NFT_REJECT_TCP_RST) return emit({{"reject", {{"type", "tcp reset"}}}});
     const char* kind = nullptr;
     std::vector<std::pair<uint64_t, const char*>> codes;
     if (type == NFT_REJECT_ICMPX_UNREACH) {
@@ -1556,7 +1644,9 @@ class Decoder {
   const char* link_ = nullptr;
   const char* network_ = nullptr;
   const char* transport_ = nullptr;
-  int link_dependency_ = -1, vlan_dependency_ = -1, network_dependency_ = -1, transport_dependency_ = -1, transport_network_dependency_ = -1;
+  int link_dependency_ = -1, vlan_dependency_ = -1, network_dependency_ = -1, transport_dependency_ = -1;
+  bool transport_dep_payload_ = false;  // the transport match is `ip protocol` / `ip6 nexthdr`
+  int dep_floor_ = 0;                   // matches before it are no longer dropped
   std::array<Value, 20> regs_{};
   Value scratch_;  // a load read back raw for one compare
   std::vector<json> statements_;

@@ -113,14 +113,22 @@ json value(uint32_t type, Order order, std::string_view b) {
     }
     case kNfproto: return symbol(integer(b, Order::Host), {{NFPROTO_IPV4, "ipv4"}, {NFPROTO_IPV6, "ipv6"}});
     case kEthertype:
-      return symbol(integer(b, Order::Big), {{0x0800, "ip"}, {0x0806, "arp"}, {0x86dd, "ip6"}, {0x8100, "vlan"},
+      // proto.c ethertype_tbl: 0x8100's first name is "8021q" ("vlan" is its alias).
+      return symbol(integer(b, Order::Big), {{0x0800, "ip"}, {0x0806, "arp"}, {0x86dd, "ip6"}, {0x8100, "8021q"},
                                               {0x88a8, "8021ad"}});
     case kIfname:
     case kString: {
-      const size_t nul = b.find('\0');
-      // A name compared short of its NUL is a prefix: nft prints "eth*".
-      if (nul == std::string_view::npos) return std::string(b) + "*";
-      return std::string(b.substr(0, nul));
+      // netlink_delinearize.c __expr_postprocess_string: a name whose last
+      // byte is no NUL is compared short of it, a prefix: "eth*"; else the
+      // name up to its NUL, a literal '*' at its end escaped ("dummy\*":
+      // printed by the caller that knows it is a rule's constant).
+      if (b.empty() || b.back() != '\0') {
+        if (b.find('\0') != std::string_view::npos) unknown("a name prefix with a NUL inside");
+        return std::string(b) + "*";
+      }
+      const std::string name(b.substr(0, b.find('\0')));
+      if (!name.empty() && name.back() == '*') unknown("a name ending in a literal *");
+      return name;
     }
     case kIfindex: {
       // nft names the interface as the namespace has it now (datatype.c ifindex_type_print).
