@@ -395,6 +395,13 @@ class Decoder {
     if (base == NFT_PAYLOAD_LL_HEADER && vlan_dependency_ >= 0 && offset >= 14 && offset < 18) {
       protocol = "vlan", offset -= 14, dependency = vlan_dependency_;
     }
+    // proto.c icmp templates past the type, code and checksum mean what the
+    // icmp type says (payload_expr_complete: icmp_dep): `icmp id` and
+    // `icmp sequence` of an echo, else gateway, mtu ... not named here.
+    const bool icmp = std::string_view(protocol) == "icmp" || std::string_view(protocol) == "icmpv6";
+    if (icmp && offset + len > 4 && icmp_type_ != kIcmpTypeNone && !icmp_echo()) {
+      unknown("an icmp field whose meaning the icmp type decides");
+    }
     for (const Field& f : kFields) {
       if (std::string_view(f.protocol) != protocol || f.offset != offset) continue;
       if (f.len != len && !(f.address && len < f.len)) continue;
@@ -904,6 +911,13 @@ class Decoder {
       right = data.substr(0, data.find('\0') - 1) + "\\*";
     } else if (l.field_len != 0 && l.len < l.field_len) {
       right = prefix(l, data, l.len * 8);  // a prefix of whole bytes: only they are loaded
+    } else if (is_bitmask(l.type) && !l.mask.empty() &&
+               std::all_of(l.mask.begin(), l.mask.end(), [](char c) { return static_cast<uint8_t>(c) == 0xff; })) {
+      unknown("a flag type under a mask of all its bits");
+    } else if (is_bitmask(l.type) && l.mask.empty() &&
+               __builtin_popcountll(integer(data, l.type == kTcpFlag ? Order::Big : l.order)) != 1) {
+      // A plain compare of several flags or none: nft prints a number (`tcp flags == 0x12`).
+      unknown("a flag type compared with several flags or none");
     } else {
       right = value(l.type, l.order, data);
     }
@@ -1047,6 +1061,9 @@ class Decoder {
     }
     if (data.size() != 1) return;
     const uint8_t proto = static_cast<uint8_t>(data[0]);
+    static const json kIcmpType = {{"payload", {{"protocol", "icmp"}, {"field", "type"}}}};
+    static const json kIcmp6Type = {{"payload", {{"protocol", "icmpv6"}, {"field", "type"}}}};
+    if (e == kIcmpType || e == kIcmp6Type) icmp_type_ = proto;
     const bool l4 = e == kMetaL4proto || e == kIpProtocol || e == kIp6Nexthdr;
     if (l4) {
       const char* before = transport_;
@@ -1072,6 +1089,14 @@ class Decoder {
       network_ = proto == NFPROTO_IPV4 ? "ip" : proto == NFPROTO_IPV6 ? "ip6" : nullptr;
       network_dependency_ = network_ ? index : -1;
     }
+  }
+
+  // The icmp type a match gave (payload.c: th_dep.icmp.type); kIcmpTypeAny
+  // when a set of them did.
+  static constexpr int kIcmpTypeNone = -1, kIcmpTypeAny = 256;
+  bool icmp_echo() const {
+    return transport_ != nullptr && ((std::string_view(transport_) == "icmp" && (icmp_type_ == 8 || icmp_type_ == 0)) ||
+                                     (std::string_view(transport_) == "icmpv6" && (icmp_type_ == 128 || icmp_type_ == 129)));
   }
 
   bool meta_may_kill(uint8_t l4proto) const {
@@ -1238,6 +1263,22 @@ class Decoder {
     const SetShape& set = set_named(name);
     const std::vector<Value> parts = key_of(tb[NFTA_LOOKUP_SREG], set);
     const json key = key_expr(parts);
+    // netlink_delinearize.c payload_icmp_check: an anonymous set of icmp
+    // types sets the context too (from its first element): echo types only
+    // are followed here.
+    for (const Value& p : parts) {
+      if (parts.size() == 1 && p.expr.contains("payload") && p.expr["payload"].value("field", "") == "type" &&
+          (p.expr["payload"].value("protocol", "") == "icmp" || p.expr["payload"].value("protocol", "") == "icmpv6")) {
+        if (!(set.flags & NFT_SET_ANONYMOUS)) continue;
+        const bool v6 = p.expr["payload"].value("protocol", "") == "icmpv6";
+        bool echo = set.elements_read && !set.elements.empty();
+        for (const RawSetElement& e : set.elements) {
+          const int t = e.key.size() == 1 ? static_cast<uint8_t>(e.key[0]) : -1;
+          echo = echo && (v6 ? (t == 128 || t == 129) : (t == 0 || t == 8));
+        }
+        icmp_type_ = echo ? (v6 ? 128 : 8) : kIcmpTypeAny;
+      }
+    }
     const json data = set_ref(name, set, parts);
     if (tb[NFTA_LOOKUP_DREG] && be32(tb[NFTA_LOOKUP_DREG]) != NFT_REG_VERDICT) {
       // A map expression is part of the statement that uses it: its key's
@@ -1487,6 +1528,7 @@ class Decoder {
     const bool dnat = be32(tb[NFTA_NAT_TYPE]) == NFT_NAT_DNAT;
     const uint32_t nat_family = be32(tb[NFTA_NAT_FAMILY]);
     const uint32_t addr_type = nat_family == NFPROTO_IPV6 ? kIp6addr : kIpaddr;
+    nat_port_present_ = tb[NFTA_NAT_REG_PROTO_MIN] != nullptr;
     json body = json::object();
     // netlink_parse_nat: the family (json.c: printed for ipv4 and ipv6 only) in an inet table.
     if (family_ == NFPROTO_INET && (nat_family == NFPROTO_IPV4 || nat_family == NFPROTO_IPV6)) {
@@ -1555,12 +1597,36 @@ class Decoder {
     return true;
   }
 
+  // lo..hi as one prefix: its length, else -1 (netlink.c range_expr_is_prefix).
+  static int bytes_prefix(const std::string& lo, const std::string& hi) {
+    if (lo.size() != hi.size()) return -1;
+    auto bit = [](const std::string& v, size_t i) { return (static_cast<uint8_t>(v[i / 8]) >> (7 - i % 8)) & 1; };
+    size_t len = lo.size() * 8;
+    while (len > 0 && bit(lo, len - 1) == 0 && bit(hi, len - 1) == 1) --len;
+    for (size_t i = 0; i < len; ++i) {
+      if (bit(lo, i) != bit(hi, i)) return -1;
+    }
+    return static_cast<int>(len);
+  }
+
   json nat_range(const nlattr* min, const nlattr* max, uint32_t type) {
     const Value& lo = read(min);
     if (max && be32(max) != be32(min)) {
       const Value& hi = read(max);
       if (lo.kind != Value::kLiteral || hi.kind != Value::kLiteral) unknown("a nat range of expressions");
-      if (lo.bytes != hi.bytes) return {{"range", {value(type, Order::Big, lo.bytes), value(type, Order::Big, hi.bytes)}}};
+      // netlink_parse_nat: two registers are a range, of addresses printed
+      // as a prefix where it is one (range_expr_to_prefix; both ends equal:
+      // a /32), of ports always as a range.
+      if (type == kIpaddr || type == kIp6addr) {
+        const int plen = bytes_prefix(lo.bytes, hi.bytes);
+        if (plen >= 0) {
+          if (nat_port_present_) unknown("a nat address prefix with a port");
+          return {{"prefix", {{"addr", value(type, Order::Big, lo.bytes)}, {"len", plen}}}};
+        }
+      } else if (lo.bytes == hi.bytes) {
+        unknown("a nat port range of one port");
+      }
+      return {{"range", {value(type, Order::Big, lo.bytes), value(type, Order::Big, hi.bytes)}}};
     }
     // `snat to ip saddr map { ... }`: an address map of the nat's own family.
     if (lo.kind == Value::kExpr && lo.expr.contains("map") && lo.type == type) return lo.expr;
@@ -1646,6 +1712,8 @@ class Decoder {
   const char* transport_ = nullptr;
   int link_dependency_ = -1, vlan_dependency_ = -1, network_dependency_ = -1, transport_dependency_ = -1;
   bool transport_dep_payload_ = false;  // the transport match is `ip protocol` / `ip6 nexthdr`
+  int icmp_type_ = kIcmpTypeNone;
+  bool nat_port_present_ = false;  // the nat being read has a port
   int dep_floor_ = 0;                   // matches before it are no longer dropped
   std::array<Value, 20> regs_{};
   Value scratch_;  // a load read back raw for one compare

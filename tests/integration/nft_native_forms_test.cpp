@@ -660,5 +660,72 @@ table inet t {
   EXPECT_TRUE(m.exported);
 }
 
+// Which protocol matches nft leaves out as implied, and forms it prints its
+// own way, found against nft 1.0.6's tests/py rules: a match after a
+// statement other than a match stays (rule_maybe_reset_payload_deps);
+// `ip protocol tcp` stays before a tcp field in inet and bridge tables
+// (payload_may_dependency_kill); `meta l4proto` drops `meta nfproto` as
+// meta_may_dependency_kill says; a nat port's map drops nothing; reject's
+// per family (stmt_reject_postprocess); 8021q; an escaped literal '*';
+// a mark prefix; a nat address range that is a prefix. `icmp mtu` (an
+// icmp field the type decides) and a compare of several tcp flags at once
+// stay undecoded.
+TEST(NftNativeForms, ImpliedMatchesAsNftDropsThem) {
+  DPS_REQUIRE_ROOT();
+  const FormsResult r = live_texts_are_nfts("nf-deps", R"(
+table inet t {
+	chain c {
+		ip protocol tcp tcp dport 22 accept
+		meta nfproto ipv4 counter ip saddr 1.2.3.4 accept
+		meta nfproto ipv4 meta l4proto icmpv6 accept
+		meta nfproto ipv4 meta l4proto icmp accept
+		meta nfproto ipv6 meta l4proto tcp accept
+		meta l4proto tcp meta mark 0x00003039 reject with tcp reset
+		meta nfproto ipv6 reject with icmpv6 port-unreachable
+		iifname "dummy\*" accept
+		iifname "eth*" accept
+		meta mark 0xffffff00/24 accept
+		meta mark & 0x0000ffff == 0x00000001 accept
+		meta protocol { ip, arp, 8021q, ip6 } accept
+		tcp flags == 0x12 accept
+		tcp flags == syn accept
+	}
+	chain n {
+		type nat hook prerouting priority dstnat; policy accept;
+		meta l4proto tcp dnat to :80
+		meta l4proto tcp dnat ip to 10.0.0.1:80
+	}
+}
+table ip x {
+	chain c {
+		ip protocol tcp meta mark set 0x00000001 tcp dport 22
+		icmp mtu 22 accept
+		icmp type echo-request icmp id 5 accept
+		icmp type { echo-reply, echo-request } icmp id 42 accept
+		meta l4proto tcp reject with tcp reset
+	}
+	chain n {
+		type nat hook postrouting priority srcnat; policy accept;
+		iifname "eth0" tcp dport 80-90 snat to 192.168.3.0/24
+		snat to 10.0.0.1-10.0.0.5
+	}
+	chain r {
+		type nat hook prerouting priority dstnat; policy accept;
+		ip protocol tcp redirect to :tcp dport map { 22 : 8000, 80 : 8080 }
+		ip protocol tcp dnat to ip saddr map { 10.0.0.1 : 10.0.0.2 }
+	}
+}
+table bridge b {
+	chain c {
+		ether type 8021q ip protocol icmp accept
+		ip protocol tcp tcp dport 22 accept
+		ether type ip ip saddr 1.2.3.4 accept
+	}
+}
+)");
+  EXPECT_EQ(r.rules, 28u);
+  EXPECT_EQ(r.printed, 26u);
+}
+
 }  // namespace
 }  // namespace dpscope::test
