@@ -178,7 +178,12 @@ std::string elem(const json& b, const Type& t) {
   for (const auto& [k, v] : b.items()) {
     if (k == "val" || k == "timeout" || k == "expires" || k == "comment") continue;
     // Any other key is the element's one statement, merged into the object
-    // and printed with its state, as set_elem_expr_print prints it.
+    // and printed with its state, as set_elem_expr_print prints it; "stmt"
+    // (the live decoder's, nft -j has no such key) several, in their order.
+    if (k == "stmt" && v.is_array()) {
+      for (const auto& s : v) out += " " + statement(s, "", false);
+      continue;
+    }
     out += " " + statement(json{{k, v}}, "", false);
   }
   if (b.contains("timeout")) out += " timeout " + time_text(b["timeout"]);
@@ -739,6 +744,11 @@ NftElementText nft_set_element_text(const json& element, const std::vector<std::
         // Statements are merged into the object (json.c set_elem_expr_json),
         // whose key order JSON does not keep: one prints as it is.
         if (!out.statements.empty()) unknown("a set element with several statements");
+        if (k == "stmt" && v.is_array()) {
+          // Several, in their order (the live decoder's form; nft -j has none).
+          for (const auto& s : v) out.statements += (out.statements.empty() ? "" : " ") + statement(s, "", false);
+          continue;
+        }
         out.statements = statement(json{{k, v}}, "", false);
       }
       out.key = expr(b.at("val"), kt);

@@ -338,12 +338,22 @@ std::string set_statements(nftnl_set* s, uint8_t family) {
     nftnl_set_expr_foreach(s, put, nlh);
   }
   mnl_attr_nest_end(nlh, nest);
-  nlohmann::json stmts = element_statements(nest);  // throws nftval::Unknown
-  if (stmts.contains("counter")) return "counter";
-  if (stmts.contains("quota")) stmts["quota"].erase("used"), stmts["quota"].erase("used_unit");
-  const importer::NftRuleText t = importer::nft_rule_text(nlohmann::json::array({stmts}), nft_family_name(family), "");
-  if (!t.unknown.empty()) nftval::unknown(t.unknown);
-  return t.text;
+  const nlohmann::json stmts = element_statements(nest);  // throws nftval::Unknown
+  // Several: each stateless, space-separated, in the kernel's order.
+  std::string out;
+  for (nlohmann::json stmt : stmts.contains("stmt") ? stmts["stmt"] : nlohmann::json::array({stmts})) {
+    std::string text;
+    if (stmt.contains("counter")) {
+      text = "counter";
+    } else {
+      if (stmt.contains("quota")) stmt["quota"].erase("used"), stmt["quota"].erase("used_unit");
+      const importer::NftRuleText t = importer::nft_rule_text(nlohmann::json::array({stmt}), nft_family_name(family), "");
+      if (!t.unknown.empty()) nftval::unknown(t.unknown);
+      text = t.text;
+    }
+    out += (out.empty() ? "" : " ") + text;
+  }
+  return out;
 }
 
 // A named set's declaration as nft lists it (rule.c set_print_declaration;
@@ -395,8 +405,11 @@ model::NftSetDeclaration set_declaration(nftnl_set* s, uint8_t family) {
   const bool datamap = (flags & NFT_SET_MAP) && !(flags & NFT_SET_OBJECT);
   try {
     if (key && (!datamap || data)) d.key_typeof = typeof_text(nftnl_udata_get(key), nftnl_udata_len(key));
-    if (data && datamap && !d.key_typeof.empty()) d.data_typeof = typeof_text(nftnl_udata_get(data), nftnl_udata_len(data));
-    if (datamap && d.data_typeof.empty()) d.key_typeof.clear();  // "can't use 'typeof' keyword, so discard key too"
+    if (data && datamap && !d.key_typeof.empty()) {
+      d.data_typeof = typeof_text(nftnl_udata_get(data), nftnl_udata_len(data));
+      // A value's typeof nft cannot use discards the key's too ("type" for both).
+      if (d.data_typeof.empty()) d.key_typeof.clear();
+    }
   } catch (const nftval::Unknown& u) {
     d.key_typeof.clear();
     d.data_typeof.clear();
@@ -653,6 +666,13 @@ void record_elements(SetInfo& info) {
   auto& set = info.set;
   set.elements.clear();
   set.elements_undecoded.clear();
+  // No elements (a dynamic set not filled yet): nft lists none, whatever
+  // types its key has (a typeof field of no datatype among them).
+  if (info.shape.elements.empty()) {
+    set.element_count = 0;
+    set.elements_recorded = true;
+    return;
+  }
   std::string why;
   try {
     const std::vector<KeyField> key = declared_key(info.shape);

@@ -104,6 +104,10 @@ KeyField typeof_integer(const std::vector<TypeofField>& typeof_fields, uint32_t 
   } else if (t.expr == kTypeofNumgen || t.expr == kTypeofHash) {
     f.order = Order::Host;
     f.len = 4;
+  } else if (t.expr == kTypeofXfrm && (t.key == NFT_XFRM_KEY_REQID || t.key == NFT_XFRM_KEY_SPI)) {
+    // xfrm.c xfrm_templates: reqid host-endian, spi big-endian, 32 bits.
+    f.order = t.key == NFT_XFRM_KEY_REQID ? Order::Host : Order::Big;
+    f.len = 4;
   } else if (const KeyField* m = t.expr == kTypeofMeta ? meta_integer(t.key) : t.expr == kTypeofCt ? ct_integer(t.key) : nullptr) {
     f = *m;
   } else {
@@ -187,6 +191,13 @@ int prefix_len(const std::string& lo, const std::string& hi) {
 // network order there (nft switches it before sending: netlink.c
 // concat_elem_expr, netlink_delinearize_setelem), a string as its bytes.
 json field_value(const KeyField& f, std::string_view b, bool interval) {
+  if (f.shift) {
+    if (interval || b.size() > 8) unknown("a range or a wide value of a bit field above its lowest bit");
+    const uint64_t n = integer(b, f.order) >> f.shift;
+    if (f.type == kInteger) return n;
+    if (n > 0xff) unknown("a bit field value wider than a byte");
+    return value(f.type, Order::Big, std::string(1, static_cast<char>(n)));  // `ip dscp { cs1, af41 }`
+  }
   json v;
   if (interval && f.order == Order::Host && !string_type(f.type) && std::endian::native == std::endian::little) {
     const std::string host(b.rbegin(), b.rend());
@@ -257,10 +268,54 @@ json concat_range(const std::vector<KeyField>& key, const std::string& lo, const
   return {{"concat", c}};
 }
 
+// lo..hi of an address as nft prints a range it reads back: a prefix
+// when it is one (netlink.c range_expr_to_prefix, range_expr_is_prefix;
+// lo == hi is a /32), else the range.
+json address_range(const KeyField& f, const std::string& lo, const std::string& hi) {
+  const int plen = prefix_len(lo, hi);
+  if (plen >= 0) return {{"prefix", {{"addr", value(f.type, f.order, lo)}, {"len", plen}}}};
+  return {{"range", {value(f.type, f.order, lo), value(f.type, f.order, hi)}}};
+}
+
+// An interval map's value (netlink.c netlink_delinearize_setelem): one
+// address's low and high ends (netlink_parse_interval_elem: always a
+// prefix or a range), or each field's low ends then their high ends
+// (netlink_parse_concat_elem: range_expr_reduce, a field equal at both
+// ends one value, an address a prefix or a range, another a range).
+json interval_data(const std::vector<KeyField>& fields, std::string_view b) {
+  auto address = [](const KeyField& f) { return f.type == kIpaddr || f.type == kIp6addr; };
+  if (fields.size() == 1) {
+    // Declared of the whole value's width: each end is half of it.
+    const KeyField& f = fields[0];
+    const size_t half = f.type == kIpaddr ? 4 : 16;
+    if (!address(f) || b.size() != 2 * half) unknown("an interval map value of another width or type");
+    return address_range(f, std::string(b.substr(0, half)), std::string(b.substr(half)));
+  }
+  uint32_t total = 0;
+  for (const KeyField& f : fields) total += padded(f.len);
+  if (2 * static_cast<size_t>(total) != b.size()) unknown("an interval map value of another width than its fields'");
+  json c = json::array();
+  size_t off = 0;
+  for (const KeyField& f : fields) {
+    if (f.order != Order::Big || string_type(f.type)) unknown("an interval map value of a field in host order or a string");
+    const std::string lo(b.substr(off, f.len)), hi(b.substr(total + off, f.len));
+    off += padded(f.len);
+    if (lo == hi) {
+      c.push_back(field_value(f, lo, false));
+    } else if (address(f)) {
+      c.push_back(address_range(f, lo, hi));
+    } else {
+      c.push_back({{"range", {field_value(f, lo, false), field_value(f, hi, false)}}});
+    }
+  }
+  return {{"concat", c}};
+}
+
 // A map element's value: one of the data type, or a concatenation of
 // fields (nat's address and port).
 json map_data(const SetShape& set, std::string_view b) {
   const std::vector<KeyField> fields = declared_data(set);
+  if (set.data_interval) return interval_data(fields, b);
   if (fields.size() == 1) {
     if (fields[0].len != b.size()) unknown("a map value of another width than the map's");
     return value(fields[0].type, fields[0].order, b);
@@ -350,8 +405,9 @@ uint32_t udata_u32(const nftnl_udata* a) {
 TypeofField typeof_field(uint32_t expr, const nftnl_udata* data) {
   TypeofField f;
   f.expr = expr;
-  if ((expr == kTypeofMeta || expr == kTypeofCt) && data != nullptr) {
-    const auto tb = udata_table(nftnl_udata_get(data), nftnl_udata_len(data), 0);  // NFTNL_UDATA_META_KEY, _CT_KEY
+  // NFTNL_UDATA_META_KEY, _CT_KEY, _XFRM_KEY (xfrm.c) are attribute 0.
+  if ((expr == kTypeofMeta || expr == kTypeofCt || expr == kTypeofXfrm) && data != nullptr) {
+    const auto tb = udata_table(nftnl_udata_get(data), nftnl_udata_len(data), 0);
     f.key = udata_u32(tb[0]);
   }
   if (expr == kTypeofPayload && data != nullptr) {
@@ -392,6 +448,7 @@ void read_set_userdata(SetShape& set, const void* data, uint32_t len) {
   set.data_typeof = parse_typeof(tb[NFTNL_UDATA_SET_DATA_TYPEOF]);
   set.key_byteorder = udata_u32(tb[NFTNL_UDATA_SET_KEYBYTEORDER]);
   set.data_byteorder = udata_u32(tb[NFTNL_UDATA_SET_DATABYTEORDER]);
+  set.data_interval = udata_u32(tb[NFTNL_UDATA_SET_DATA_INTERVAL]) != 0;
 }
 
 std::vector<KeyField> declared_data(const SetShape& set) {

@@ -45,7 +45,7 @@ struct TypeofField {
   uint32_t key = 0;    // a meta or ct expression's key (NFT_META_*, NFT_CT_*)
 };
 inline constexpr uint32_t kTypeofPayload = 7, kTypeofMeta = 9, kTypeofCt = 12, kTypeofConcat = 13, kTypeofNumgen = 23,
-                          kTypeofHash = 24;
+                          kTypeofHash = 24, kTypeofXfrm = 27;
 
 // A set's declaration as the kernel holds it, and its elements once read.
 struct SetShape {
@@ -60,6 +60,9 @@ struct SetShape {
   // what an integer without a typeof is read by).
   std::vector<TypeofField> key_typeof, data_typeof;
   uint32_t key_byteorder = 0, data_byteorder = 0;
+  // A map whose values are intervals (NFTNL_UDATA_SET_DATA_INTERVAL: nat's
+  // `10.1.1.0/24 : 72.2.3.66-72.2.3.78`): each value is its low ends, then its high ends.
+  bool data_interval = false;
   bool elements_read = false;
   std::vector<RawSetElement> elements;
 };
@@ -85,6 +88,10 @@ struct KeyField {
   nftval::Order order = nftval::Order::Big;
   uint32_t len = 0;  // bytes
   bool hex = false;  // an integer nft prints in hex (a raw payload's)
+  // A bit field above its bytes' lowest bit (`ip version`): an anonymous
+  // set holds its values shifted up, nft prints them shifted down
+  // (netlink_delinearize.c binop_adjust).
+  uint32_t shift = 0;
 };
 
 // The fields of a map's values from its declaration, like declared_key.

@@ -445,8 +445,9 @@ Field concat_field(const nftnl_udata* data) {
     }
     fields.push_back(field_of(etype, sub[1]));
   }
-  // No fields (nft writes this for a set declared by `type a . b`): a key
-  // of no width, which nft does not take as the set's typeof.
+  // No fields (what nft 1.0.6 writes for a set declared `type ipv4_addr .
+  // inet_service`): concat_expr_parse_udata makes a concatenation of no
+  // width, which set_udata_key_valid refuses: nft prints "type".
   if (fields.empty()) return {"", false};
   // Six bits a subtype: past five, the concatenation's datatype loses fields.
   if (fields.size() > 5) unknown("a concatenation of more than five fields");
@@ -497,7 +498,8 @@ std::string read(const void* data, uint32_t len) {
   });
   if (top[kExpr] == nullptr || top[kData] == nullptr) unknown("a typeof attribute without its expression");
   const Field f = field_of(u32(top[kExpr]), top[kData]);
-  // set_udata_key_valid: a width of 0 bytes is no key's, nft prints "type".
+  // set_udata_key_valid: a width of 0 bytes is no key's or value's (the
+  // kernel's are never 0), nft prints "type": "".
   if (!f.has_width) return "";
   return f.text;
 }

@@ -13,11 +13,10 @@ namespace dpscope::netfilter {
 // payload of the set's NFTNL_UDATA_SET_KEY_TYPEOF or NFTNL_UDATA_SET_DATA_TYPEOF
 // userdata attribute (what nftnl_udata_get/nftnl_udata_len give for it):
 // "ip saddr", "ip saddr . tcp dport", "meta mark", "ct state", "@nh,32,32" ...
-// "" for an expression of no width (a concatenation of no fields, which nft
-// writes for a set declared by `type a . b`; `ct saddr`): nft takes it for
-// no typeof and prints "type". Throws nftval::Unknown for any expression it
-// cannot print exactly as nft does, and for userdata nft itself could not
-// read back.
+// "" where nft reads back an expression of no width (a concatenation of no
+// fields, what nft writes for a set declared by type): nft prints "type".
+// Throws nftval::Unknown for any expression it cannot print exactly as nft
+// does, and for userdata nft itself could not read back.
 //
 // What stays the caller's to check (netlink.c netlink_delinearize_set): nft
 // prints "typeof" only when the expression's width rounded up to bytes is the

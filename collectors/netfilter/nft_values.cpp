@@ -79,6 +79,23 @@ json address(int af, std::string_view b) {
   return std::string(buf);
 }
 
+// json.c integer_type_json: a number when it fits 64 bits, else "0x" and
+// its hex digits (gmp's mpz_get_str: no leading zeros).
+json wide_integer(std::string_view b) {
+  const size_t first = b.find_first_not_of('\0');
+  if (first == std::string_view::npos || b.size() - first <= 8) {
+    return first == std::string_view::npos ? 0 : integer(b.substr(first), Order::Big);
+  }
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out = "0x";
+  for (size_t i = first; i < b.size(); ++i) {
+    const auto c = static_cast<unsigned char>(b[i]);
+    if (i != first || c >> 4) out += kDigits[c >> 4];
+    out += kDigits[c & 15];
+  }
+  return out;
+}
+
 }  // namespace
 
 json value(uint32_t type, Order order, std::string_view b) {
@@ -86,7 +103,7 @@ json value(uint32_t type, Order order, std::string_view b) {
     case kIpaddr: return address(AF_INET, b);
     case kIp6addr: return address(AF_INET6, b);
     case kInetService: return integer(b, Order::Big);
-    case kInteger: return integer(b, order);
+    case kInteger: return order == Order::Big && b.size() > 8 ? wide_integer(b) : json(integer(b, order));
     case kMark: return integer(b, Order::Host);
     case kInetProto: {
       if (b.size() != 1) unknown("a protocol of a wrong size");
@@ -96,14 +113,22 @@ json value(uint32_t type, Order order, std::string_view b) {
     }
     case kNfproto: return symbol(integer(b, Order::Host), {{NFPROTO_IPV4, "ipv4"}, {NFPROTO_IPV6, "ipv6"}});
     case kEthertype:
-      return symbol(integer(b, Order::Big), {{0x0800, "ip"}, {0x0806, "arp"}, {0x86dd, "ip6"}, {0x8100, "vlan"},
+      // proto.c ethertype_tbl: 0x8100's first name is "8021q" ("vlan" is its alias).
+      return symbol(integer(b, Order::Big), {{0x0800, "ip"}, {0x0806, "arp"}, {0x86dd, "ip6"}, {0x8100, "8021q"},
                                               {0x88a8, "8021ad"}});
     case kIfname:
     case kString: {
-      const size_t nul = b.find('\0');
-      // A name compared short of its NUL is a prefix: nft prints "eth*".
-      if (nul == std::string_view::npos) return std::string(b) + "*";
-      return std::string(b.substr(0, nul));
+      // netlink_delinearize.c __expr_postprocess_string: a name whose last
+      // byte is no NUL is compared short of it, a prefix: "eth*"; else the
+      // name up to its NUL, a literal '*' at its end escaped ("dummy\*":
+      // printed by the caller that knows it is a rule's constant).
+      if (b.empty() || b.back() != '\0') {
+        if (b.find('\0') != std::string_view::npos) unknown("a name prefix with a NUL inside");
+        return std::string(b) + "*";
+      }
+      const std::string name(b.substr(0, b.find('\0')));
+      if (!name.empty() && name.back() == '*') unknown("a name ending in a literal *");
+      return name;
     }
     case kIfindex: {
       // nft names the interface as the namespace has it now (datatype.c ifindex_type_print).
@@ -146,6 +171,16 @@ json value(uint32_t type, Order order, std::string_view b) {
       return symbol(integer(b, Order::Host), {{0, "unspec"}, {1, "unicast"}, {2, "local"}, {3, "broadcast"},
                                               {4, "anycast"}, {5, "multicast"}, {6, "blackhole"}, {7, "unreachable"},
                                               {8, "prohibit"}});
+    // proto.c dscp_type_tbl, ecn_type_tbl: the first name of a value, else
+    // a number (printed in hex: their basefmt).
+    case kDscp:
+      return symbol(integer(b, Order::Big),
+                    {{0x00, "cs0"}, {0x08, "cs1"}, {0x10, "cs2"}, {0x18, "cs3"}, {0x20, "cs4"}, {0x28, "cs5"},
+                     {0x30, "cs6"}, {0x38, "cs7"}, {0x01, "lephb"}, {0x0a, "af11"}, {0x0c, "af12"}, {0x0e, "af13"},
+                     {0x12, "af21"}, {0x14, "af22"}, {0x16, "af23"}, {0x1a, "af31"}, {0x1c, "af32"}, {0x1e, "af33"},
+                     {0x22, "af41"}, {0x24, "af42"}, {0x26, "af43"}, {0x2c, "va"}, {0x2e, "ef"}},
+                    true);
+    case kEcn: return symbol(integer(b, Order::Big), {{0, "not-ect"}, {1, "ect1"}, {2, "ect0"}, {3, "ce"}}, true);
     case kPkttype:
       return symbol(integer(b, Order::Host), {{0, "host"}, {1, "broadcast"}, {2, "multicast"}, {3, "other"}});
     case kIcmpType:

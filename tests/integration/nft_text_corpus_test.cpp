@@ -310,21 +310,32 @@ TEST(NftTextCorpus, PrintedTextIsNftsOwnAndCoverageHolds) {
   EXPECT_GE(loaded, 300u);
   EXPECT_GE(rules, 500u);
   EXPECT_GE(iptables_incompatible, 6u) << report;  // snat maps, ipsec, ct expectation objects, meters
-  // A ratchet, not the goal (100%): raise it as the printer learns statements.
-  EXPECT_GE(printed * 100, rules * 98) << report;
-  // The same for the live decoder (collectors/netfilter/nft_native.cpp).
-  EXPECT_GE(live_printed * 100, rules * 92) << report;
+  // Every native rule nft lists here, from all three sides (the rules of
+  // tables iptables-nft lists are iptables-save's: rule_text_corpus_test.cpp).
+  const size_t native_rules = rules - as_iptables;
+  EXPECT_EQ(printed, native_rules) << report;
+  EXPECT_EQ(import_printed, native_rules) << report;
+  EXPECT_EQ(live_printed, native_rules) << report;
   // Set elements: a text is nft's or absent (the set marked), never wrong.
   EXPECT_EQ(live_sets_wrong, 0u);
   EXPECT_EQ(import_sets_wrong, 0u);
   EXPECT_GE(sets, 200u);
-  // Ratchets, not the goal (100%), as for the rules.
-  EXPECT_GE(live_sets_right * 100, (sets - sets_absent) * 97) << report;
-  EXPECT_GE(import_sets_right * 100, (sets - sets_absent) * 94) << report;
-  // An export is nft's listing or refused (exit 2, naming what), never different.
-  EXPECT_EQ(export_exact, exported) << report;
-  // Ratchet: 341 of the 365 dumps nft loads here export exactly (the rest are refused, by reason above).
-  EXPECT_GE(export_exact, 341u) << report;
+  // Live: every set's elements are nft's. Import: every set but those nft -j
+  // 1.0.6 cannot describe (only the first of an element's statements; an
+  // integer's base), each marked with that reason.
+  EXPECT_EQ(live_sets_right, sets - sets_absent) << report;
+  size_t import_sets_nft_json_cannot = 0;
+  for (const auto& [why, n] : import_set_undecoded) {
+    const bool tool = why.rfind("an element with a statement (nft -j", 0) == 0 ||
+                      why.rfind("an integer of a typeof set (nft -j", 0) == 0;
+    EXPECT_TRUE(tool) << "an imported set left undecoded for a reason other than nft -j's: " << why;
+    if (tool) import_sets_nft_json_cannot += n;
+  }
+  EXPECT_EQ(import_sets_right + import_sets_nft_json_cannot, sets - sets_absent) << report;
+  EXPECT_LE(import_sets_nft_json_cannot, 12u) << report;  // 3 and 9 here
+  // Every dump nft loads here exports as nft lists it.
+  EXPECT_EQ(exported, loaded) << report;
+  EXPECT_EQ(export_exact, loaded) << report;
 }
 
 }  // namespace

@@ -161,5 +161,20 @@ TEST(NftJsonText, WhatJsonDoesNotKeepStaysUnknown) {
   EXPECT_NE(nft_rule_text(ct, "inet", "").unknown, "");
 }
 
+// The live decoder's form of an element's several statements ("stmt", a
+// list nft -j does not have: it merges them into one object, losing their
+// order): printed in their order, stateful, in a rule's set and a set's listing.
+TEST(NftJsonText, SeveralElementStatementsInTheirOrder) {
+  const json stmts = json::parse(R"([{"limit":{"rate":1,"burst":5,"per":"second"}},{"counter":{"packets":1,"bytes":2}}])");
+  const json elem = {{"elem", {{"val", "1.1.1.1"}, {"stmt", stmts}}}};
+  const NftElementText t = nft_set_element_text(elem, {"ipv4_addr"}, "");
+  EXPECT_EQ(t.unknown, "");
+  EXPECT_EQ(t.key, "1.1.1.1");
+  EXPECT_EQ(t.statements, "limit rate 1/second counter packets 1 bytes 2");
+  const json rule = {{{"match", {{"op", "=="}, {"left", {{"payload", {{"protocol", "ip"}, {"field", "daddr"}}}}},
+                                 {"right", {{"set", json::array({elem})}}}}}}};
+  EXPECT_EQ(nft_rule_text(rule, "ip", "").text, "ip daddr { 1.1.1.1 limit rate 1/second counter packets 1 bytes 2 }");
+}
+
 }  // namespace
 }  // namespace dpscope::importer
