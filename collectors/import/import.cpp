@@ -46,15 +46,14 @@ bool says_legacy_tables_present(const model::FileBytes& bytes) {
 }
 
 void Importer::add_iptables_save(const std::string& path, const IptablesTextOptions& options) {
-  const model::FileBytes text = model::read_file_bytes(path);
-  model::RuleTextBuffer rule_text;
-  auto tables = parse_iptables_save(text.view(), origin_of(path), options, rule_text, size_t{1} << 20,
-                                    [&text](std::string_view done) { text.release(done); });
+  const auto text = std::make_shared<const model::FileBytes>(model::read_file_bytes(path));
+  IptablesSaveRules rule_text;
+  auto tables = parse_iptables_save(text, origin_of(path), options, rule_text);
   if (options.backend == model::Backend::IptablesLegacy) legacy_input_ = true;
   for (const auto& t : tables) {
     if (t.backend == model::Backend::IptablesLegacy) legacy_input_ = true;
   }
-  if (says_legacy_tables_present(text)) legacy_present_warning_ = true;
+  if (says_legacy_tables_present(*text)) legacy_present_warning_ = true;
   add(std::move(tables), origin_of(path));
   rule_text_.merge(std::move(rule_text));  // after add(): a rejected input leaves nothing behind
   note_input(path);
