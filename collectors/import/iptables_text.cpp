@@ -248,8 +248,8 @@ struct IptablesSaveRules::Input {
   std::shared_ptr<const model::FileBytes> bytes;
   std::string origin;
   IptablesTextOptions options;
-  // Text the writer's threads have parsed (its pages go back every kReleaseBytes).
-  mutable std::atomic<uint64_t> written{0};
+  // What the writer's threads have mapped of the text, about (see write_chain_rules()).
+  mutable std::atomic<uint64_t> mapped{0};
   // What the in-memory parser says of the whole input, asked once, when a
   // rule fails to parse as it is written.
   mutable std::once_flag reference_once;
@@ -1651,6 +1651,7 @@ struct RuleScratch {
   Parser parser;
   model::Rule rule;
   model::RuleLines lines;
+  uint64_t last_end = 0;  // of the chain parsed last
 };
 
 // A scratch from `input`'s pool for one chain, given back however the chain ends.
@@ -1730,11 +1731,17 @@ void write_chain_rules(const IptablesSaveRules::Table& table, size_t i,
     throw_reference_error(input);
   }
   if (sink != nullptr && lines.size() > 0) (*sink)(lines.view());
-  // The writer goes through the input in its own order (kube-proxy's restore
-  // order is not the chains'): every so often all of it is handed back, and
-  // what is still to come is read again from the page cache.
-  const uint64_t before = input.written.fetch_add(end - begin, std::memory_order_relaxed);
-  if (before / kReleaseBytes != (before + end - begin) / kReleaseBytes) input.bytes->release(text);
+  // The chains are written in their order, not the input's (kube-proxy's
+  // restore order groups them by Service), so what the writer maps of the
+  // input grows by the lines it reads and by up to 64 KiB (the kernel maps
+  // the pages around a fault) each time it goes somewhere else in the input.
+  // Every kReleaseBytes of that, all of it is handed back; what is still to
+  // come is mapped again from the page cache.
+  static constexpr uint64_t kFaultAround = 64 << 10;
+  const uint64_t mapped = (end - begin) + (begin != scratch->last_end ? kFaultAround : 0);
+  scratch->last_end = end;
+  const uint64_t before = input.mapped.fetch_add(mapped, std::memory_order_relaxed);
+  if (before / kReleaseBytes != (before + mapped) / kReleaseBytes) input.bytes->release(text);
 }
 
 }  // namespace iptables_text
