@@ -5,6 +5,7 @@
 // splits them (blanks separate, "..." groups, backslash escapes inside quotes),
 // so anything iptables-restore would reject is rejected here with FILE:LINE.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <charconv>
@@ -1250,6 +1251,11 @@ class Parser {
     return line.substr(0, line.find(' '));
   }
 
+  // Chain `i`'s name in the names block of declaration_block() (a table without declarations has no chains).
+  std::string_view chain_name(size_t i) const {
+    return std::string_view(chain_names_.get() + chain_name_at_[i], chain_name_at_[i + 1] - chain_name_at_[i]);
+  }
+
   // Hands text_[begin, end) back (a mapped input's pages) once the parse is done with it.
   void release(size_t begin, size_t end) const { input_->bytes->release(text_.substr(begin, end - begin)); }
 
@@ -1264,7 +1270,7 @@ class Parser {
     if (!chain_lines_.empty()) return false;  // a second block of rules in this table
     chain_lines_.resize(table_.chains.size());
     uint32_t chain = ChainIndex::kNone;
-    std::string_view chain_name;
+    std::string_view run_name;  // the chain of the lines being read
     size_t released = begin, last_end = begin;
     auto close_run = [&] {
       if (chain != ChainIndex::kNone) chain_lines_[chain].end = last_end;
@@ -1286,15 +1292,19 @@ class Parser {
         if (close == std::string_view::npos || !parse_counters(line.substr(0, close + 1), k)) return false;
       }
       const std::string_view name = appended_chain(line);
-      if (chain == ChainIndex::kNone || name != chain_name) {
+      if (chain == ChainIndex::kNone || name != run_name) {
         // A name tokenize() would cut elsewhere, or that -A refuses.
         if (!valid_chain_name(name) || name.find_first_of("\t\"") != std::string_view::npos) return false;
         close_run();
-        chain = chain_index_.find(name);
+        // iptables-save prints the chains in the order declaration_block()
+        // made them in: most often the next one (its name is in the names
+        // block, beside this one's), else a lookup.
+        const uint32_t next = chain == ChainIndex::kNone ? 0 : chain + 1;
+        chain = next < table_.chains.size() && chain_name(next) == name ? next : chain_index_.find(name);
         if (chain == ChainIndex::kNone) return false;
         if (chain_lines_[chain].end != 0) return false;  // its rules in two places: restore input
         chain_lines_[chain].begin = at;
-        chain_name = name;
+        run_name = name;
       }
       ++table_.chains[chain].rule_count;
       last_end = std::min(pos_, text_.size());
@@ -1388,7 +1398,8 @@ class Parser {
     };
     const size_t bases = static_cast<size_t>(user - declarations.begin());
     std::vector<model::Chain>& chains = table_.chains;
-    std::sort(user, declarations.end(), by_name);
+    // iptables-save prints them in name order: checked in one pass, sorted only when not.
+    if (!std::is_sorted(user, declarations.end(), by_name)) std::sort(user, declarations.end(), by_name);
     chains.reserve(n);
     populate_for_write(chains.data(), n * sizeof(model::Chain));  // 25 MB at 120k chains
     chains.resize(n);
@@ -1472,13 +1483,15 @@ class Parser {
     const Token* t = tokens_.data() + first;
     const size_t n = tokens_.size() - first;
     if (n < 2 || !is(t[0].text, "-A") || t[1].text != chain) fail("not the line the split parse found");
-    // The jump's index slot loads while the rule is parsed.
+    // The jump's target is one of the last two, or its index slot loads while the rule is parsed.
     std::string_view jump_to;
     uint64_t jump_hash = 0;
+    const KnownTarget* known = nullptr;
     for (size_t k = 2; k + 1 < n; ++k) {
       if (is(t[k].text, "-j") || is(t[k].text, "--jump")) {
         jump_to = t[k + 1].text;
-        jump_hash = index.prefetch(jump_to);
+        known = known_target(index, jump_to);
+        if (known == nullptr) jump_hash = index.prefetch(jump_to);
         break;
       }
     }
@@ -1486,12 +1499,42 @@ class Parser {
     rule.counters = counters;
     parse_rule(chain, t + 2, n - 2, line, rule);
     if (is(rule.verdict_kind, "jump")) {
+      if (known != nullptr && rule.target == jump_to) return settle_jump(rule, known->is_chain);
       const uint32_t target = rule.target == jump_to ? index.find(jump_to, jump_hash) : index.find(rule.target);
       settle_jump(rule, target != ChainIndex::kNone);
+      remember_target(index, rule.target, target != ChainIndex::kNone);
     }
   }
 
  private:
+  // Jump targets written last and whether each is a chain of the table: a
+  // KUBE-SEP chain's two rules jump to KUBE-MARK-MASQ and DNAT (100k times
+  // at 20k Services), and a lookup in a table of 120k chains is a cache miss.
+  struct KnownTarget {
+    const ChainIndex* index = nullptr;
+    std::string name;
+    bool is_chain = false;
+    uint64_t used = 0;  // when last asked for
+  };
+  std::array<KnownTarget, 2> known_targets_;
+  uint64_t target_asks_ = 0;
+
+  const KnownTarget* known_target(const ChainIndex& index, std::string_view name) {
+    for (auto& k : known_targets_) {
+      if (k.index == &index && k.name == name) {
+        k.used = ++target_asks_;
+        return &k;
+      }
+    }
+    return nullptr;
+  }
+  void remember_target(const ChainIndex& index, std::string_view name, bool is_chain) {
+    KnownTarget& k = known_targets_[0].used <= known_targets_[1].used ? known_targets_[0] : known_targets_[1];
+    k.index = &index;
+    k.name.assign(name);
+    k.is_chain = is_chain;
+    k.used = ++target_asks_;
+  }
 
   // "-j NAME": a verdict, a jump to a chain of the table, or an extension target.
   static void settle_jump(model::Rule& rule, bool chain_exists) {
