@@ -428,11 +428,14 @@ void write_chains(Writer& w, const Table& t, int level, const TableContext& ctx)
   if (cuts.back() != n) cuts.push_back(n), direct.push_back(false);
   const size_t slices = cuts.size() - 1;
   // Workers take slices in order from a counter and render each into one of
-  // kInFlight buffers, up to kInFlight slices ahead of the one this thread is
-  // writing; this thread writes them in order, and writes the long chains
+  // `in_flight` buffers, up to that many slices ahead of the one this thread
+  // is writing; this thread writes them in order, and writes the long chains
   // itself. The workers live for the whole table: a slice is about a
-  // millisecond of work, short against starting threads for each.
-  const size_t in_flight = 4 * threads;
+  // millisecond of work, short against starting threads for each. 32 slices
+  // (~13 MB) are ~10 ms of rendering on two cores: enough to go on while one
+  // worker is descheduled or this thread writes KUBE-SERVICES (20k rules at
+  // 20k Services); with 8 slices the workers waited a third of the time.
+  const size_t in_flight = std::max<size_t>(32, 4 * threads);
   std::vector<std::string> text(in_flight);
   std::vector<char> ready(in_flight, 0);
   std::mutex mu;
