@@ -1829,10 +1829,32 @@ bool IptablesSaveRules::write_to(const model::Table& table, size_t chain_index, 
 }
 
 void IptablesSaveRules::check() const {
+  // On every core, a run of chains at a time, as the writer would.
+  static constexpr size_t kRun = 1024;
   for (const auto& t : tables_) {
-    for (size_t i = 0; i < t->lines.size(); ++i) {
-      if (t->lines[i].begin != t->lines[i].end) iptables_text::write_chain_rules(*t, i, nullptr);
+    std::atomic<size_t> next{0};
+    std::mutex failure_mu;
+    std::exception_ptr failure;
+    auto work = [&] {
+      try {
+        for (size_t from; (from = next.fetch_add(kRun)) < t->lines.size();) {
+          for (size_t i = from; i < std::min(from + kRun, t->lines.size()); ++i) {
+            if (t->lines[i].begin != t->lines[i].end) iptables_text::write_chain_rules(*t, i, nullptr);
+          }
+        }
+      } catch (...) {
+        std::lock_guard lock(failure_mu);
+        if (!failure) failure = std::current_exception();
+        next = t->lines.size();
+      }
+    };
+    {
+      std::vector<std::jthread> pool;
+      const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+      for (size_t k = 1; k < std::min(threads, t->lines.size() / kRun + 1); ++k) pool.emplace_back(work);
+      work();
     }
+    if (failure) std::rethrow_exception(failure);
   }
 }
 
