@@ -298,7 +298,7 @@ class Parser {
 
   // The split path of parse_iptables_save(..., rules, ...): the lines of
   // each table are walked here, its declarations read by declaration_block()
-  // and its block of rule lines between them and COMMIT by rule_lines(),
+  // and its block of rule lines between them and COMMIT by find_rule_lines(),
   // which only finds each chain's lines: they are parsed as the snapshot is
   // written (IptablesSaveRules). False when the text is not iptables-save's
   // shape or has an error found here: the caller then runs parse_save(),
@@ -335,13 +335,16 @@ class Parser {
         if (table_structure(line)) continue;
         if (!open_) return false;
         const size_t begin = static_cast<size_t>(line.data() - text.data());
-        if (line[0] == ':') {
-          // One block of declarations per table, before its rules.
-          if (!table_.chains.empty()) return false;
-          if (!declaration_block(begin, chunk_bytes)) return false;
-        } else if (!rule_lines(begin)) {
-          return false;
+        // One block of declarations per table, its rules right after them:
+        // anything else is not iptables-save's shape.
+        if (line[0] != ':' || !table_.chains.empty()) return false;
+        const std::vector<size_t> starts = declaration_starts(begin);
+        FoundRuleLines rules;
+        {
+          std::jthread finder([&] { rules = find_rule_lines(starts.back()); });
+          if (!declaration_block(starts, chunk_bytes)) return false;
         }
+        if (!take_rule_lines(rules)) return false;
       }
       if (open_ || tables_.empty()) return false;
     } catch (const std::exception&) {  // InputError, or memory: the in-memory parser says which
@@ -1259,63 +1262,87 @@ class Parser {
   // Hands text_[begin, end) back (a mapped input's pages) once the parse is done with it.
   void release(size_t begin, size_t end) const { input_->bytes->release(text_.substr(begin, end - begin)); }
 
-  // A table's "-A" lines from `begin` on, up to the first line that is not
-  // one: each line's chain is found, and each chain's lines must be together
-  // (as iptables-save prints them). Nothing else is read here: the lines are
-  // parsed when the snapshot is written, where a line let through here that
-  // the in-memory parser refuses fails the write with that parser's message.
-  // So only the plain form "[p:b] -A CHAIN ..." is let through, whose first
-  // words tokenize() splits the same way. False on anything else.
-  bool rule_lines(size_t begin) {
-    if (!chain_lines_.empty()) return false;  // a second block of rules in this table
-    chain_lines_.resize(table_.chains.size());
-    uint32_t chain = ChainIndex::kNone;
-    std::string_view run_name;  // the chain of the lines being read
-    size_t released = begin, last_end = begin;
-    auto close_run = [&] {
-      if (chain != ChainIndex::kNone) chain_lines_[chain].end = last_end;
-    };
-    pos_ = begin;
-    while (pos_ < text_.size()) {
-      const size_t at = pos_, at_line = line_no_;
-      std::string_view line;
-      next_line(text_, line);
-      if (line.empty()) continue;
-      if (line[0] != '-' && line[0] != '[') {  // COMMIT, or what the main loop refuses
-        pos_ = at;
-        line_no_ = at_line;
-        break;
+  // The "-A" lines right after a table's declarations, up to the first line
+  // that is not one: runs of one chain's lines, found (on a helper, while the
+  // declarations are read) before the chains are known.
+  struct LineRun {
+    std::string_view chain;
+    size_t begin = 0, end = 0;  // whole lines
+    uint32_t rules = 0;
+  };
+  struct FoundRuleLines {
+    std::vector<LineRun> runs;
+    size_t end = 0;    // where the next line (COMMIT) starts
+    size_t lines = 0;  // lines read, blank ones too
+    bool ok = false;   // false: a line to leave to the in-memory parser
+  };
+
+  // Nothing but each line's chain is read here: the lines are parsed when
+  // the snapshot is written, where a line let through here that the
+  // in-memory parser refuses fails the write with that parser's message. So
+  // only the plain form "[p:b] -A CHAIN ..." is let through, whose first
+  // words tokenize() splits the same way.
+  FoundRuleLines find_rule_lines(size_t begin) const {
+    FoundRuleLines found;
+    try {
+      size_t at = begin, released = begin;
+      while (at < text_.size()) {
+        const void* nl = std::memchr(text_.data() + at, '\n', text_.size() - at);
+        const size_t next = nl ? static_cast<size_t>(static_cast<const char*>(nl) - text_.data()) + 1 : text_.size();
+        std::string_view line = text_.substr(at, next - at);
+        if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (!line.empty()) {
+          if (line[0] != '-' && line[0] != '[') break;  // COMMIT, or what the main loop refuses
+          if (line[0] == '[') {
+            model::Counters k;
+            const size_t close = line.find("] ");
+            if (close == std::string_view::npos || !parse_counters(line.substr(0, close + 1), k)) return found;
+          }
+          const std::string_view name = appended_chain(line);
+          if (found.runs.empty() || name != found.runs.back().chain) {
+            // A name tokenize() would cut elsewhere, or that -A refuses.
+            if (!valid_chain_name(name) || name.find_first_of("\t\"") != std::string_view::npos) return found;
+            found.runs.push_back({name, at, next, 0});
+          }
+          ++found.runs.back().rules;
+          found.runs.back().end = next;
+        }
+        ++found.lines;
+        at = next;
+        if (at - released >= kReleaseBytes) {
+          release(released, at);
+          released = at;
+        }
       }
-      if (line[0] == '[') {
-        model::Counters k;
-        const size_t close = line.find("] ");
-        if (close == std::string_view::npos || !parse_counters(line.substr(0, close + 1), k)) return false;
-      }
-      const std::string_view name = appended_chain(line);
-      if (chain == ChainIndex::kNone || name != run_name) {
-        // A name tokenize() would cut elsewhere, or that -A refuses.
-        if (!valid_chain_name(name) || name.find_first_of("\t\"") != std::string_view::npos) return false;
-        close_run();
-        // iptables-save prints the chains in the order declaration_block()
-        // made them in: most often the next one (its name is in the names
-        // block, beside this one's), else a lookup.
-        const uint32_t next = chain == ChainIndex::kNone ? 0 : chain + 1;
-        chain = next < table_.chains.size() && chain_name(next) == name ? next : chain_index_.find(name);
-        if (chain == ChainIndex::kNone) return false;
-        if (chain_lines_[chain].end != 0) return false;  // its rules in two places: restore input
-        chain_lines_[chain].begin = at;
-        run_name = name;
-      }
-      ++table_.chains[chain].rule_count;
-      last_end = std::min(pos_, text_.size());
-      if (at - released >= kReleaseBytes) {
-        release(released, at);
-        released = at;
-      }
+      release(released, at);
+      found.end = at;
+      found.ok = true;
+    } catch (const std::exception&) {  // memory: the in-memory parser says so
     }
-    close_run();
-    release(released, pos_);
-    return pos_ > begin;
+    return found;
+  }
+
+  // The runs of find_rule_lines() made the table's chains' lines. False when
+  // a chain is unknown or its lines are in two places (restore input).
+  bool take_rule_lines(const FoundRuleLines& found) {
+    if (!found.ok) return false;
+    const size_t n = table_.chains.size();
+    chain_lines_.assign(n, {});
+    uint32_t chain = ChainIndex::kNone;
+    for (const LineRun& run : found.runs) {
+      // iptables-save prints the chains in the order declaration_block()
+      // made them in: most often the next one (its name is in the names
+      // block, beside this one's), else a lookup.
+      const uint32_t next = chain == ChainIndex::kNone ? 0 : chain + 1;
+      chain = next < n && chain_name(next) == run.chain ? next : chain_index_.find(run.chain);
+      if (chain == ChainIndex::kNone || chain_lines_[chain].end != 0) return false;
+      chain_lines_[chain] = {run.begin, run.end};
+      table_.chains[chain].rule_count = run.rules;
+    }
+    pos_ = found.end;
+    line_no_ += found.lines;
+    return true;
   }
 
   // A chain declaration of the split path, before it becomes a model::Chain:
@@ -1336,11 +1363,9 @@ class Parser {
   }
 
 
-  // A table's ":CHAIN" lines from `begin` on, read on several threads and
-  // made into the table's chains directly in canonical order (base chains in
-  // hook order, then by name), so nothing is reordered after the rules.
-  bool declaration_block(size_t begin, size_t chunk_bytes) {
-    std::vector<size_t> starts;  // line starts, and the block's end
+  // The starts of the ":CHAIN" lines from `begin` on, and the end of the last.
+  std::vector<size_t> declaration_starts(size_t begin) const {
+    std::vector<size_t> starts;
     size_t end = begin;
     while (end < text_.size() && text_[end] == ':') {
       starts.push_back(end);
@@ -1348,6 +1373,14 @@ class Parser {
       end = nl ? static_cast<size_t>(static_cast<const char*>(nl) - text_.data()) + 1 : text_.size();
     }
     starts.push_back(end);
+    return starts;
+  }
+
+  // A table's ":CHAIN" lines (`starts`), read on several threads and
+  // made into the table's chains directly in canonical order (base chains in
+  // hook order, then by name), so nothing is reordered after the rules.
+  bool declaration_block(const std::vector<size_t>& starts, size_t chunk_bytes) {
+    const size_t begin = starts.front(), end = starts.back();
     const size_t n = starts.size() - 1;
     if (n >= UINT32_MAX) return false;
     auto line_of = [&](size_t i) {
@@ -1465,7 +1498,7 @@ class Parser {
   }
 
  public:
-  // One "-A" line that rule_lines() let through, parsed into `rule` as the
+  // One "-A" line that find_rule_lines() let through, parsed into `rule` as the
   // snapshot is written (by a scratch parser of the writer's thread): the
   // words as the in-memory parser reads them, the jump settled by the
   // table's `index`. Throws InputError where that parser would fail.
@@ -1652,7 +1685,7 @@ class Parser {
         rule.position = ++position;
         if (is(rule.verdict_kind, "jump")) settle_jump(rule, find(rule.target) != nullptr);
       }
-      if (!split_) chain.rule_count = chain.rules.size();  // split: counted by rule_lines()
+      if (!split_) chain.rule_count = chain.rules.size();  // split: counted by take_rule_lines()
       chain.rules_recorded = true;
     }
     if (split_) hand_over_rule_lines();
