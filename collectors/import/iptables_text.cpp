@@ -1464,8 +1464,17 @@ class Parser {
       chains[i].policy_counters = d.counters;
     }
     std::sort(chains.begin(), chains.begin() + static_cast<std::ptrdiff_t>(bases), model::chain_order_less);
+    // A chain declared twice: neighbours once sorted.
+    for (size_t i = 1; i < bases; ++i) {
+      if (chains[i].name == chains[i - 1].name) return false;
+    }
+    const auto same_name = [&](const Declaration& x, const Declaration& y) {
+      return x.key_high == y.key_high && x.key_low == y.key_low && name_of(x) == name_of(y);
+    };
+    if (std::adjacent_find(user, declarations.end(), same_name) != declarations.end()) return false;
     // Names: into the chains, and into one block for the writer's chain list
-    // and the chain index (hand_over_rule_lines()), half on each thread.
+    // and the chain index (hand_over_rule_lines()), half on another thread
+    // while this one indexes them (the index takes the block's views, not its bytes).
     size_t name_bytes = 0;
     std::vector<size_t> name_at(n + 1);
     for (size_t i = 0; i < n; ++i) {
@@ -1482,18 +1491,17 @@ class Parser {
     };
     {
       std::jthread other(copy_names, n / 2, n);
+      chain_index_.reserve(n);
+      for (size_t i = 0; i < n; ++i) {
+        if (i + 8 < n) chain_index_.prefetch_hash(declarations[i + 8].hash);
+        // Index keys are views that outlive the table: the names block, kept for the writer.
+        const std::string_view name(chain_names_.get() + name_at[i], name_at[i + 1] - name_at[i]);
+        chain_index_.insert(name, i < bases ? ChainIndex::hash(chains[i].name) : declarations[i].hash,
+                            static_cast<uint32_t>(i));
+      }
       copy_names(0, n / 2);
     }
     removed_.assign(n, 0);
-    chain_index_.reserve(n);
-    for (size_t i = 0; i < n; ++i) {
-      if (i + 8 < n) chain_index_.prefetch_hash(declarations[i + 8].hash);
-      // Index keys are views that outlive the table: the names block, kept for the writer.
-      const std::string_view name(chain_names_.get() + name_at[i], name_at[i + 1] - name_at[i]);
-      const uint64_t h = i < bases ? ChainIndex::hash(name) : declarations[i].hash;
-      if (chain_index_.find(name, h) != ChainIndex::kNone) return false;  // declared twice
-      chain_index_.insert(name, h, static_cast<uint32_t>(i));
-    }
     chain_name_at_ = std::move(name_at);
     pos_ = end;
     return true;
