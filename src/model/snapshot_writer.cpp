@@ -130,15 +130,27 @@ class Writer {
   void text_block(std::string_view s) {
     if (out_ == nullptr || s.size() < kChunk / 4) return raw(s);
     flush();
-    if (std::fwrite(s.data(), 1, s.size(), out_) != s.size()) throw std::runtime_error(std::strerror(errno));
+    write_out(s);
   }
   // Without a FILE the text stays in the buffer (text()).
   void flush() {
     if (out_ == nullptr) return;
-    if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), out_) != buf_.size()) {
-      throw std::runtime_error(std::strerror(errno));
-    }
+    if (!buf_.empty()) write_out(buf_);
     buf_.clear();
+  }
+  // To the file's descriptor itself when it has one: through stdio's buffer
+  // the text was copied once more (133 MB at 20k Services).
+  void write_out(std::string_view s) {
+    const int fd = ::fileno(out_);
+    if (fd < 0) {  // a compressor or a memory stream
+      if (std::fwrite(s.data(), 1, s.size(), out_) != s.size()) throw std::runtime_error(std::strerror(errno));
+      return;
+    }
+    if (std::fflush(out_) != 0) throw std::runtime_error(std::strerror(errno));
+    if (const int err = write_all(fd, s.data(), s.size())) {
+      errno = err;  // named by the caller (save_snapshot)
+      throw std::runtime_error(std::strerror(err));
+    }
   }
   void indent(int level) {
     if (inline_) return;
