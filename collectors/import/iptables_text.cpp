@@ -60,6 +60,9 @@ class Tokens {
   size_t size_ = 0;
 };
 
+// Internal linkage, so that the compiler inlines them into the parser.
+namespace {
+
 // `s` equals the literal: its length is known, so the comparison is inlined
 // (operator== calls memcmp; the parser makes ~30 comparisons per rule).
 template <size_t N>
@@ -129,6 +132,8 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
 }
+
+}  // namespace
 
 // Chain name -> index, open addressing over views of the input text: a
 // 20k-service node has 120k chains and every rule looks one or two up, so
