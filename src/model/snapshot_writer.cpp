@@ -30,15 +30,16 @@ namespace dpscope::model {
 
 namespace {
 
-// True when none of the 8 bytes at p is a control character, '"', '\\' or
-// non-ASCII (word-at-a-time tests; a false "no" only takes the slow path).
-bool plain8(const char* p) {
+// The bytes of the 8 at p that may need escaping (a control character, '"',
+// '\\' or non-ASCII), one high bit each, 0 when none does. Word-at-a-time
+// tests: a byte above a flagged one may be flagged falsely (a borrow), the
+// lowest flag is always true.
+uint64_t special8(const char* p) {
   uint64_t w;
   std::memcpy(&w, p, 8);
   constexpr uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
   auto has_zero = [](uint64_t v) { return (v - ones) & ~v & high; };
-  return ((w & high) | has_zero(w & 0x6060606060606060ULL) | has_zero(w ^ (ones * '"')) |
-          has_zero(w ^ (ones * '\\'))) == 0;
+  return (w & high) | has_zero(w & 0x6060606060606060ULL) | has_zero(w ^ (ones * '"')) | has_zero(w ^ (ones * '\\'));
 }
 
 // Bytes of the valid UTF-8 sequence at s[i], 0 when invalid.
@@ -66,21 +67,31 @@ char* escape_to(char* out, std::string_view s) {
     out += end - start;
   };
   for (size_t i = 0; i < s.size();) {
-    if (i + 8 <= s.size() && plain8(s.data() + i)) {  // eight bytes that need no escaping
-      i += 8;
-      continue;
+    if (i + 8 <= s.size()) {
+      const uint64_t special = special8(s.data() + i);
+      if (special == 0) {  // eight bytes that need no escaping
+        i += 8;
+        continue;
+      }
+      // Little-endian: straight to the first byte that may need it.
+      i += static_cast<size_t>(__builtin_ctzll(special) / 8);
     }
     const auto c = static_cast<unsigned char>(s[i]);
     if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {  // the common case: copied in runs
       ++i;
       continue;
     }
+    if (c == '"' || c == '\\') {  // the quotes of a rule's text (kube-proxy's comments)
+      copy_run(i);
+      *out++ = '\\';
+      *out++ = static_cast<char>(c);
+      start = ++i;
+      continue;
+    }
     const char* esc = nullptr;
     char buf[8];
     size_t len = 1;
-    if (c == '"') esc = "\\\"";
-    else if (c == '\\') esc = "\\\\";
-    else if (c == '\b') esc = "\\b";
+    if (c == '\b') esc = "\\b";
     else if (c == '\f') esc = "\\f";
     else if (c == '\n') esc = "\\n";
     else if (c == '\r') esc = "\\r";
