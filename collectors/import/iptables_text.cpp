@@ -777,7 +777,7 @@ class Parser {
       const size_t start = i;
       i = word_end(line, i);
       if (i >= n || line[i] != '"') {
-        tokens_.push_back({line.substr(start, i - start), start, i});
+        tokens_.push_back({std::string_view(line.data() + start, i - start), start, i});  // in range: no substr() check
         continue;
       }
       if (i == start) {  // a plain "..." word (kube-proxy's comments): its text is in the line already
@@ -786,7 +786,7 @@ class Parser {
           const size_t end = static_cast<size_t>(static_cast<const char*>(close) - line.data());
           if ((end + 1 == n || line[end + 1] == ' ' || line[end + 1] == '\t') &&
               std::memchr(line.data() + i + 1, '\\', end - i - 1) == nullptr) {
-            tokens_.push_back({line.substr(i + 1, end - i - 1), start, end + 1});
+            tokens_.push_back({std::string_view(line.data() + i + 1, end - i - 1), start, end + 1});
             i = end + 1;
             continue;
           }
