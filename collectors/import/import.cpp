@@ -35,7 +35,7 @@ bool count_only(const model::Table& t) {
 // own. Looked for in windows handed back behind the search, like the parse.
 bool says_legacy_tables_present(const model::FileBytes& bytes) {
   static constexpr std::string_view kWarning = "# Warning: iptables-legacy tables present";
-  static constexpr size_t kWindow = size_t{16} << 20;
+  static constexpr size_t kWindow = size_t{4} << 20;  // read beside the parse's own passes
   const std::string_view text = bytes.view();
   for (size_t begin = 0; begin < text.size(); begin += kWindow) {
     const std::string_view window = text.substr(begin, kWindow + kWarning.size());

@@ -32,8 +32,11 @@ namespace iptables_text {  // named, not anonymous: IptablesSaveRules's parts ho
 
 using model::Backend;
 
-// Input the split path goes through (parsing, or writing) before handing its pages back.
-constexpr size_t kReleaseBytes = size_t{16} << 20;
+// Input a pass of the split parse goes through before handing its pages back
+// (three passes run at once: the text check, the rule lines, the
+// legacy-tables warning), and input the writer maps before handing it all back.
+constexpr size_t kParseWindow = size_t{4} << 20;
+constexpr size_t kWriterMapped = size_t{16} << 20;
 
 struct Token {
   std::string_view text;  // unquoted, unescaped
@@ -336,9 +339,8 @@ class Parser {
     std::atomic<bool> text_ok{false};
     std::jthread helper([&] {
       try {
-        static constexpr size_t kWindow = size_t{16} << 20;
         for (size_t begin = 0; begin < text.size();) {
-          size_t end = std::min(text.size(), begin + kWindow);
+          size_t end = std::min(text.size(), begin + kParseWindow);
           if (end < text.size()) {
             const size_t nl = text.find('\n', end);
             end = nl == std::string_view::npos ? text.size() : nl + 1;
@@ -365,7 +367,7 @@ class Parser {
         const std::vector<size_t> starts = declaration_starts(begin);
         FoundRuleLines rules;
         {
-          std::jthread finder([&] { rules = find_rule_lines(starts.back()); });
+          std::jthread finder([&] { rules = find_rule_lines(starts.back(), starts.size() - 1, starts.back() - begin); });
           if (!declaration_block(starts, chunk_bytes)) return false;
         }
         if (!take_rule_lines(rules)) return false;
@@ -1290,12 +1292,15 @@ class Parser {
   // that is not one: runs of one chain's lines, found (on a helper, while the
   // declarations are read) before the chains are known.
   struct LineRun {
-    std::string_view chain;
-    size_t begin = 0, end = 0;  // whole lines
+    size_t name_at = 0, name_size = 0;  // the chain's name in FoundRuleLines::names
+    size_t begin = 0, end = 0;          // whole lines
     uint32_t rules = 0;
   };
   struct FoundRuleLines {
     std::vector<LineRun> runs;
+    // The runs' chain names, copied: read again from the text, they would map
+    // it all back in (in kube-proxy's restore order a chain's lines are anywhere).
+    std::string names;
     size_t end = 0;    // where the next line (COMMIT) starts
     size_t lines = 0;  // lines read, blank ones too
     bool ok = false;   // false: a line to leave to the in-memory parser
@@ -1306,9 +1311,14 @@ class Parser {
   // in-memory parser refuses fails the write with that parser's message. So
   // only the plain form "[p:b] -A CHAIN ..." is let through, whose first
   // words tokenize() splits the same way.
-  FoundRuleLines find_rule_lines(size_t begin) const {
+  // `chains` and `declared_bytes`: of the declarations before, which bound
+  // the runs and their names (more runs than chains is not iptables-save's shape).
+  FoundRuleLines find_rule_lines(size_t begin, size_t chains, size_t declared_bytes) const {
     FoundRuleLines found;
     try {
+      found.runs.reserve(chains);  // no doubling: 350k runs at 1M rules
+      found.names.reserve(declared_bytes);
+      std::string_view run_name;  // of the last run, in the text
       size_t at = begin, released = begin;
       while (at < text_.size()) {
         const void* nl = std::memchr(text_.data() + at, '\n', text_.size() - at);
@@ -1324,17 +1334,20 @@ class Parser {
             if (close == std::string_view::npos || !parse_counters(line.substr(0, close + 1), k)) return found;
           }
           const std::string_view name = appended_chain(line);
-          if (found.runs.empty() || name != found.runs.back().chain) {
+          if (name != run_name) {
             // A name tokenize() would cut elsewhere, or that -A refuses.
             if (!valid_chain_name(name) || name.find_first_of("\t\"") != std::string_view::npos) return found;
-            found.runs.push_back({name, at, next, 0});
+            if (found.runs.size() == chains) return found;
+            found.runs.push_back({found.names.size(), name.size(), at, next, 0});
+            found.names.append(name);
+            run_name = name;
           }
           ++found.runs.back().rules;
           found.runs.back().end = next;
         }
         ++found.lines;
         at = next;
-        if (at - released >= kReleaseBytes) {
+        if (at - released >= kParseWindow) {
           release(released, at);
           released = at;
         }
@@ -1355,11 +1368,12 @@ class Parser {
     chain_lines_.assign(n, {});
     uint32_t chain = ChainIndex::kNone;
     for (const LineRun& run : found.runs) {
+      const std::string_view name(found.names.data() + run.name_at, run.name_size);
       // iptables-save prints the chains in the order declaration_block()
       // made them in: most often the next one (its name is in the names
       // block, beside this one's), else a lookup.
       const uint32_t next = chain == ChainIndex::kNone ? 0 : chain + 1;
-      chain = next < n && chain_name(next) == run.chain ? next : chain_index_.find(run.chain);
+      chain = next < n && chain_name(next) == name ? next : chain_index_.find(name);
       if (chain == ChainIndex::kNone || chain_lines_[chain].end != 0) return false;
       chain_lines_[chain] = {run.begin, run.end};
       table_.chains[chain].rule_count = run.rules;
@@ -1843,13 +1857,13 @@ void write_chain_rules(const IptablesSaveRules::Table& table, size_t i,
   // restore order groups them by Service), so what the writer maps of the
   // input grows by the lines it reads and by up to 64 KiB (the kernel maps
   // the pages around a fault) each time it goes somewhere else in the input.
-  // Every kReleaseBytes of that, all of it is handed back; what is still to
+  // Every kWriterMapped of that, all of it is handed back; what is still to
   // come is mapped again from the page cache.
   static constexpr uint64_t kFaultAround = 64 << 10;
   const uint64_t mapped = (end - begin) + (begin != scratch->last_end ? kFaultAround : 0);
   scratch->last_end = end;
   const uint64_t before = input.mapped.fetch_add(mapped, std::memory_order_relaxed);
-  if (before / kReleaseBytes != (before + mapped) / kReleaseBytes) input.bytes->release(text);
+  if (before / kWriterMapped != (before + mapped) / kWriterMapped) input.bytes->release(text);
 }
 
 }  // namespace iptables_text
