@@ -138,7 +138,7 @@ std::string_view trim(std::string_view s) {
 
 }  // namespace
 
-// Chain name -> index, open addressing over views of the input text: a
+// Chain name -> index, open addressing over views of names kept elsewhere: a
 // 20k-service node has 120k chains and every rule looks one or two up, so
 // one cache miss per lookup instead of a node walk matters.
 class ChainIndex {
