@@ -333,6 +333,8 @@ class Parser {
   bool parse_save_split(std::shared_ptr<const model::FileBytes> bytes, IptablesSaveRules& rules, size_t chunk_bytes) {
     const std::string_view text = bytes->view();
     input_ = std::make_shared<IptablesSaveRules::Input>(std::move(bytes), origin_, options_);
+    text_ = text;  // before the helper, which hands pages of it back
+    split_ = true;
     // Beside the parse, a helper checks the text (needed only at the end:
     // until then bad bytes just make some line fail to parse), in windows of
     // whole lines handed back behind it, so a mapped input is never resident whole.
@@ -354,8 +356,6 @@ class Parser {
       }
     });
     try {
-      text_ = text;
-      split_ = true;
       std::string_view line;
       while (next_line(text, line)) {
         if (table_structure(line)) continue;
