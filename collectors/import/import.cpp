@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <future>
 
 #include "model/json.h"
 #include "util/error.h"
@@ -34,7 +35,7 @@ bool count_only(const model::Table& t) {
 // own. Looked for in windows handed back behind the search, like the parse.
 bool says_legacy_tables_present(const model::FileBytes& bytes) {
   static constexpr std::string_view kWarning = "# Warning: iptables-legacy tables present";
-  static constexpr size_t kWindow = size_t{16} << 20;
+  static constexpr size_t kWindow = size_t{4} << 20;  // read beside the parse's own passes
   const std::string_view text = bytes.view();
   for (size_t begin = 0; begin < text.size(); begin += kWindow) {
     const std::string_view window = text.substr(begin, kWindow + kWarning.size());
@@ -46,15 +47,16 @@ bool says_legacy_tables_present(const model::FileBytes& bytes) {
 }
 
 void Importer::add_iptables_save(const std::string& path, const IptablesTextOptions& options) {
-  const model::FileBytes text = model::read_file_bytes(path);
-  model::RuleTextBuffer rule_text;
-  auto tables = parse_iptables_save(text.view(), origin_of(path), options, rule_text, size_t{1} << 20,
-                                    [&text](std::string_view done) { text.release(done); });
+  const auto text = std::make_shared<const model::FileBytes>(model::read_file_bytes(path));
+  // A pass over the whole text of its own: made beside the parse.
+  auto legacy_warning = std::async(std::launch::async, [&text] { return says_legacy_tables_present(*text); });
+  IptablesSaveRules rule_text;
+  auto tables = parse_iptables_save(text, origin_of(path), options, rule_text);
   if (options.backend == model::Backend::IptablesLegacy) legacy_input_ = true;
   for (const auto& t : tables) {
     if (t.backend == model::Backend::IptablesLegacy) legacy_input_ = true;
   }
-  if (says_legacy_tables_present(text)) legacy_present_warning_ = true;
+  if (legacy_warning.get()) legacy_present_warning_ = true;
   add(std::move(tables), origin_of(path));
   rule_text_.merge(std::move(rule_text));  // after add(): a rejected input leaves nothing behind
   note_input(path);

@@ -8,12 +8,14 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <vector>
 
+#include "model/json.h"
 #include "model/snapshot.h"
 #include "model/snapshot_writer.h"
 
@@ -39,20 +41,51 @@ struct IptablesTextOptions {
 std::vector<model::Table> parse_iptables_save(std::string_view text, const std::string& origin,
                                               const IptablesTextOptions& options);
 
+// The rules of the iptables-save inputs the split path of
+// parse_iptables_save() took, kept as their -A lines and parsed and rendered
+// only as the snapshot is written, chain by chain on the writer's threads:
+// rendered at parse time, a 20k-service node's 120 MB of rule records went
+// to a temporary file and were read back. A rule that does not parse then
+// makes the write fail with the in-memory parser's own message for the
+// input (see check()).
+class IptablesSaveRules : public model::RuleText {
+ public:
+  IptablesSaveRules();
+  ~IptablesSaveRules() override;
+  IptablesSaveRules(IptablesSaveRules&&) noexcept;
+  IptablesSaveRules& operator=(IptablesSaveRules&&) noexcept;
+
+  // Moves everything `other` holds into this one.
+  void merge(IptablesSaveRules&& other);
+  bool empty() const { return tables_.empty(); }
+
+  bool write_to(const model::Table& table, size_t chain_index, const model::Chain& chain,
+                const std::function<void(std::string_view)>& sink) const override;
+  // Parses every rule without rendering it: throws the InputError a write would.
+  void check() const override;
+
+  struct Input;  // one input file: its text, origin and options
+  struct Table;  // one table of it: where each chain's lines are, its chain names
+  void add(std::unique_ptr<Table> table);
+
+ private:
+  const Table* find_table(const model::Table& table) const;
+  std::vector<std::unique_ptr<Table>> tables_;
+};
+
 // The same, for large files: when the text has iptables-save's shape (each
-// table's ":CHAIN" lines, then only -A lines with each chain's rules
-// together), the rule lines are split between threads, parsed and rendered
-// straight into `rule_text` (the tables' chains get rule_count, no rules).
-// Anything else -- restore commands, an error, a chain's rules in two places
-// -- runs the in-memory parser on the whole file instead, so the result and
-// every error message are those of parse_iptables_save(). `chunk_bytes` is
-// the least text worth a thread (tests make it small to split small inputs).
-// `release`, when set, is given each part of `text` the split parse is done
-// with (model::FileBytes::release: a mapped input's pages go back as it goes).
-std::vector<model::Table> parse_iptables_save(std::string_view text, const std::string& origin,
-                                              const IptablesTextOptions& options, model::RuleTextBuffer& rule_text,
-                                              size_t chunk_bytes = size_t{1} << 20,
-                                              const std::function<void(std::string_view)>& release = {});
+// table's ":CHAIN" lines, then only "-A CHAIN" lines with each chain's rules
+// together), only the declarations are parsed here and each chain's lines are
+// found (the tables' chains get rule_count, no rules); `rules` keeps `text`
+// and renders the rules when the snapshot is written. Anything else --
+// restore commands, a chain's rules in two places -- runs the in-memory
+// parser on the whole file instead, so the result and every error message are
+// those of parse_iptables_save(). `chunk_bytes` is the least declaration text
+// worth a thread (tests make it small to split small inputs). A mapped input's
+// pages are handed back (model::FileBytes::release) as each part is done with.
+std::vector<model::Table> parse_iptables_save(std::shared_ptr<const model::FileBytes> text, const std::string& origin,
+                                              const IptablesTextOptions& options, IptablesSaveRules& rules,
+                                              size_t chunk_bytes = size_t{1} << 20);
 
 // `iptables [-t TABLE] -S [-v]` output of one table: -P/-N/-A lines, no
 // "*table" and no COMMIT (the table is not in the text, so the caller names it).
@@ -98,8 +131,8 @@ class Importer {
 
   // The snapshot under construction, for importers of other sections.
   model::Snapshot& snapshot() { return snapshot_; }
-  // Rules of large iptables-save inputs, rendered (pass to save_snapshot).
-  const model::RuleTextBuffer& rule_text() const { return rule_text_; }
+  // Rules of large iptables-save inputs, rendered as written (pass to save_snapshot).
+  const IptablesSaveRules& rule_text() const { return rule_text_; }
 
   // Node identity, canonical order, counts, and a "not imported" record for
   // each netfilter part no input could show (the iptables-legacy backend, native
@@ -110,7 +143,7 @@ class Importer {
  private:
   void add_ipvs(model::Ipvs ipvs, const std::string& origin, const char* option);
   model::Snapshot snapshot_;
-  model::RuleTextBuffer rule_text_;
+  IptablesSaveRules rule_text_;
   // (backend, family, name) -> the input it came from.
   std::map<std::tuple<int, std::string, std::string>, std::string> origins_;
   // Which netfilter parts an input could show (see finish()).

@@ -5,14 +5,18 @@
 // splits them (blanks separate, "..." groups, backslash escapes inside quotes),
 // so anything iptables-restore would reject is rejected here with FILE:LINE.
 #include <algorithm>
+#include <array>
 #include <atomic>
-#include <chrono>
 #include <bit>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
 #include <deque>
-#include <future>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <unordered_map>
 
@@ -24,15 +28,43 @@
 
 namespace dpscope::importer {
 
-namespace {
+namespace iptables_text {  // named, not anonymous: IptablesSaveRules's parts hold its types
 
 using model::Backend;
+
+// Input a pass of the split parse goes through before handing its pages back
+// (three passes run at once: the text check, the rule lines, the
+// legacy-tables warning), and input the writer maps before handing it all back.
+constexpr size_t kParseWindow = size_t{4} << 20;
+constexpr size_t kWriterMapped = size_t{16} << 20;
 
 struct Token {
   std::string_view text;  // unquoted, unescaped
   size_t begin = 0;       // raw extent in the line, quotes included
   size_t end = 0;
 };
+
+// The words of the line being parsed, their room kept line after line.
+// (std::vector's push_back stayed an out-of-line call per word: 8% of an import.)
+class Tokens {
+ public:
+  void clear() { size_ = 0; }
+  void push_back(const Token& t) {
+    if (size_ == room_.size()) room_.resize(2 * room_.size() + 32);
+    room_[size_++] = t;
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const Token* data() const { return room_.data(); }
+  const Token& operator[](size_t i) const { return room_[i]; }
+
+ private:
+  std::vector<Token> room_;
+  size_t size_ = 0;
+};
+
+// Internal linkage, so that the compiler inlines them into the parser.
+namespace {
 
 // `s` equals the literal: its length is known, so the comparison is inlined
 // (operator== calls memcmp; the parser makes ~30 comparisons per rule).
@@ -104,7 +136,9 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-// Chain name -> index, open addressing over views of the input text: a
+}  // namespace
+
+// Chain name -> index, open addressing over views of names kept elsewhere: a
 // 20k-service node has 120k chains and every rule looks one or two up, so
 // one cache miss per lookup instead of a node walk matters.
 class ChainIndex {
@@ -151,6 +185,8 @@ class ChainIndex {
     place(Slot{h, key, value});
     ++used_;
   }
+
+  bool empty() const { return used_ == 0; }
 
   void prefetch_hash(uint64_t h) const {
     if (!slots_.empty()) __builtin_prefetch(&slots_[h & (slots_.size() - 1)]);
@@ -205,6 +241,54 @@ class ChainIndex {
   size_t used_ = 0;  // live entries and tombstones
 };
 
+struct RuleScratch;
+
+}  // namespace iptables_text
+
+// One table the split path took: where each chain's "-A" lines are in the
+// input, in the table's chain order (the writer asks by that index).
+struct IptablesSaveRules::Table {
+  struct Lines {
+    uint64_t begin = 0, end = 0;  // whole lines of the input's text; empty when the chain has no rules
+  };
+  std::shared_ptr<const Input> input;
+  model::Backend backend{};
+  std::string family, name;
+  std::vector<Lines> lines;
+  std::unique_ptr<char[]> names;  // the chains' names, one after another
+  std::vector<size_t> name_at;    // where each starts (and the end)
+  iptables_text::ChainIndex index;  // name -> chain (keys: views of `names`), for a rule's jump
+  // Built on the first chain not found at its index (the table's chains
+  // were reordered after the parse).
+  mutable std::once_flag by_name_once;
+  mutable std::unordered_map<std::string_view, size_t> by_name;
+
+  std::string_view chain_name(size_t i) const {
+    return std::string_view(names.get() + name_at[i], name_at[i + 1] - name_at[i]);
+  }
+};
+
+// One input file of the split path, kept until the snapshot is written.
+struct IptablesSaveRules::Input {
+  Input(std::shared_ptr<const model::FileBytes> b, std::string o, IptablesTextOptions opt)
+      : bytes(std::move(b)), origin(std::move(o)), options(std::move(opt)) {}
+  ~Input();
+  std::shared_ptr<const model::FileBytes> bytes;
+  std::string origin;
+  IptablesTextOptions options;
+  // What the writer's threads have mapped of the text, about (see write_chain_rules()).
+  mutable std::atomic<uint64_t> mapped{0};
+  // What the in-memory parser says of the whole input, asked once, when a
+  // rule fails to parse as it is written.
+  mutable std::once_flag reference_once;
+  mutable std::exception_ptr reference_error;
+  // Scratch parsers of the writer's threads, reused chain after chain.
+  mutable std::mutex scratch_mu;
+  mutable std::vector<std::unique_ptr<iptables_text::RuleScratch>> scratch;
+};
+
+namespace iptables_text {
+
 class Parser {
  public:
   Parser(const std::string& origin, const IptablesTextOptions& options) : origin_(origin), options_(options) {}
@@ -239,88 +323,54 @@ class Parser {
     return std::move(tables_);
   }
 
-  // The split path of parse_iptables_save(..., rule_text, ...): the lines of
-  // each table are walked here, and each block of rule lines between the
-  // chain declarations and COMMIT is parsed by rule_region(). False when the
-  // text is not iptables-save's shape or has an error anywhere: the caller
-  // then runs parse_save(), whose result and messages are the reference.
-  bool parse_save_split(std::string_view text, model::RuleTextBuffer& rule_text, size_t chunk_bytes,
-                        std::function<void(std::string_view)> release) {
-    release_ = std::move(release);
-    // Beside the parse, one helper finds every "\nCOMMIT" (where each table's
-    // rules end; needed once the first table's declarations are read), then
-    // checks the text (needed only at the end: until then bad bytes just make
-    // some line fail to parse).
+  // The split path of parse_iptables_save(..., rules, ...): the lines of
+  // each table are walked here, its declarations read by declaration_block()
+  // and its block of rule lines between them and COMMIT by find_rule_lines(),
+  // which only finds each chain's lines: they are parsed as the snapshot is
+  // written (IptablesSaveRules). False when the text is not iptables-save's
+  // shape or has an error found here: the caller then runs parse_save(),
+  // whose result and messages are the reference.
+  bool parse_save_split(std::shared_ptr<const model::FileBytes> bytes, IptablesSaveRules& rules, size_t chunk_bytes) {
+    const std::string_view text = bytes->view();
+    input_ = std::make_shared<IptablesSaveRules::Input>(std::move(bytes), origin_, options_);
+    text_ = text;  // before the helper, which hands pages of it back
+    split_ = true;
+    // Beside the parse, a helper checks the text (needed only at the end:
+    // until then bad bytes just make some line fail to parse), in windows of
+    // whole lines handed back behind it, so a mapped input is never resident whole.
     std::atomic<bool> text_ok{false};
-    std::promise<std::vector<size_t>> commits_found;
-    std::future<std::vector<size_t>> commits_future = commits_found.get_future();
-    // Both scans go in windows of whole lines and hand each window back
-    // behind them, so a mapped input is never resident whole.
-    auto windows = [this, text](const std::function<void(size_t, size_t)>& scan) {
-      static constexpr size_t kWindow = size_t{16} << 20;
-      for (size_t begin = 0; begin < text.size();) {
-        size_t end = std::min(text.size(), begin + kWindow);
-        if (end < text.size()) {
-          const size_t nl = text.find('\n', end);
-          end = nl == std::string_view::npos ? text.size() : nl + 1;
-        }
-        scan(begin, end);
-        if (release_) release_(text.substr(begin, end - begin));
-        begin = end;
-      }
-    };
     std::jthread helper([&] {
       try {
-        std::vector<size_t> commits;
-        windows([&](size_t begin, size_t end) {
-          // A window starts after a newline: "\nCOMMIT" may start at its last byte.
-          const std::string_view part = text.substr(0, end);
-          for (size_t at = begin == 0 ? 0 : begin - 1; (at = next_commit(part, at)) != std::string_view::npos; ++at) {
-            commits.push_back(at);
+        for (size_t begin = 0; begin < text.size();) {
+          size_t end = std::min(text.size(), begin + kParseWindow);
+          if (end < text.size()) {
+            const size_t nl = text.find('\n', end);
+            end = nl == std::string_view::npos ? text.size() : nl + 1;
           }
-        });
-        commits_found.set_value(std::move(commits));
-      } catch (...) {
-        commits_found.set_exception(std::current_exception());
-        return;
-      }
-      try {
-        windows([&](size_t begin, size_t end) { check_text(text.substr(begin, end - begin), origin_); });
+          check_text(text.substr(begin, end - begin), origin_);
+          release(begin, end);
+          begin = end;
+        }
         text_ok = true;
       } catch (...) {  // the in-memory parser reports it
       }
     });
-    std::optional<std::vector<size_t>> commits;
     try {
-      text_ = text;
-      split_ = true;
       std::string_view line;
       while (next_line(text, line)) {
         if (table_structure(line)) continue;
-        if (line[0] == ':') {
-          // One block of declarations per table, before its rules.
-          if (!open_ || !table_.chains.empty()) return false;
-          if (!declaration_block(static_cast<size_t>(line.data() - text.data()), chunk_bytes)) return false;
-        } else {
-          if (!open_) return false;
-          const size_t begin = static_cast<size_t>(line.data() - text.data());
-          // The helper's list once it is there; before that (the small first
-          // table) a search from here, which ends at the nearby COMMIT.
-          size_t commit_line;
-          if (!commits && commits_future.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-            commits = commits_future.get();
-          }
-          if (commits) {
-            const auto found = std::lower_bound(commits->begin(), commits->end(), begin);
-            if (found == commits->end()) return false;
-            commit_line = *found;
-          } else {
-            commit_line = next_commit(text, begin);
-            if (commit_line == std::string_view::npos) return false;
-          }
-          if (!rule_region(begin, commit_line + 1, chunk_bytes)) return false;
-          pos_ = commit_line + 1;
+        if (!open_) return false;
+        const size_t begin = static_cast<size_t>(line.data() - text.data());
+        // One block of declarations per table, its rules right after them:
+        // anything else is not iptables-save's shape.
+        if (line[0] != ':' || !table_.chains.empty()) return false;
+        const std::vector<size_t> starts = declaration_starts(begin);
+        FoundRuleLines rules;
+        {
+          std::jthread finder([&] { rules = find_rule_lines(starts.back(), starts.size() - 1, starts.back() - begin); });
+          if (!declaration_block(starts, chunk_bytes)) return false;
         }
+        if (!take_rule_lines(rules)) return false;
       }
       if (open_ || tables_.empty()) return false;
     } catch (const std::exception&) {  // InputError, or memory: the in-memory parser says which
@@ -328,17 +378,11 @@ class Parser {
     }
     helper.join();
     if (!text_ok) return false;
-    rule_text.merge(std::move(split_text_));
+    for (auto& t : split_tables_) rules.add(std::move(t));
     return true;
   }
 
   std::vector<model::Table> take_tables() { return std::move(tables_); }
-
-  // Offset of the first "\nCOMMIT" at or after `at` (npos when none).
-  static size_t next_commit(std::string_view text, size_t at) {
-    const void* found = ::memmem(text.data() + at, text.size() - at, "\nCOMMIT", 7);
-    return found ? static_cast<size_t>(static_cast<const char*>(found) - text.data()) : std::string_view::npos;
-  }
 
   // Blank, comment, "*table" and COMMIT lines, the same for both parsers
   // (an error throws; the split path turns it into "parse in memory").
@@ -735,7 +779,7 @@ class Parser {
       const size_t start = i;
       i = word_end(line, i);
       if (i >= n || line[i] != '"') {
-        tokens_.push_back({line.substr(start, i - start), start, i});
+        tokens_.push_back({std::string_view(line.data() + start, i - start), start, i});  // in range: no substr() check
         continue;
       }
       if (i == start) {  // a plain "..." word (kube-proxy's comments): its text is in the line already
@@ -744,7 +788,7 @@ class Parser {
           const size_t end = static_cast<size_t>(static_cast<const char*>(close) - line.data());
           if ((end + 1 == n || line[end + 1] == ' ' || line[end + 1] == '\t') &&
               std::memchr(line.data() + i + 1, '\\', end - i - 1) == nullptr) {
-            tokens_.push_back({line.substr(i + 1, end - i - 1), start, end + 1});
+            tokens_.push_back({std::string_view(line.data() + i + 1, end - i - 1), start, end + 1});
             i = end + 1;
             continue;
           }
@@ -1222,25 +1266,7 @@ class Parser {
     if (!options.empty()) out.append(" ").append(options);
   }
 
-  // ---- the split path: rule lines on several threads --------------------
-
-  // A chain's rules parsed by one thread: text [offset, offset + length) of
-  // its chunk's text.
-  struct Run {
-    uint32_t chain = ChainIndex::kNone;
-    uint32_t rules = 0;
-    size_t offset = 0, length = 0;
-  };
-  struct Chunk {
-    size_t begin = 0, end = 0;  // byte range of the text, whole lines
-    bool ok = false;
-    std::vector<Run> runs;
-    uint64_t stored_at = 0;   // where split_text_ stored its rendered rules
-  };
-
-  // The most input text one chunk takes: its rendered rules (~2.6x the text)
-  // are held until stored, so this bounds what the parse keeps in memory.
-  static constexpr size_t kMaxChunkBytes = size_t{4} << 20;
+  // ---- the split path: declarations on several threads, rules as written ----
 
   // "-A NAME ..." (after optional "[p:b] " counters) -> NAME; "" otherwise.
   static std::string_view appended_chain(std::string_view line) {
@@ -1254,78 +1280,106 @@ class Parser {
     return line.substr(0, line.find(' '));
   }
 
-  std::string_view line_at(size_t p, size_t end) const {
-    const size_t nl = text_.substr(0, end).find('\n', p);
-    return text_.substr(p, (nl == std::string_view::npos ? end : nl) - p);
+  // Chain `i`'s name in the names block of declaration_block() (a table without declarations has no chains).
+  std::string_view chain_name(size_t i) const {
+    return std::string_view(chain_names_.get() + chain_name_at_[i], chain_name_at_[i + 1] - chain_name_at_[i]);
   }
 
-  // The first line start at or after `p` that begins another chain's rules,
-  // so each chain's rules stay in one chunk and its positions are known there.
-  size_t chain_boundary(size_t p, size_t begin, size_t end) const {
-    if (p <= begin) return begin;
-    if (p >= end) return end;
-    const size_t prev_start = text_.substr(0, p).rfind('\n', p - 1);
-    const size_t prev = prev_start == std::string_view::npos ? 0 : prev_start + 1;
-    if (text_[p - 1] != '\n') {  // inside a line: go to the next one
-      const size_t nl = text_.substr(0, end).find('\n', p);
-      if (nl == std::string_view::npos) return end;
-      p = nl + 1;
-    }
-    const std::string_view chain = appended_chain(line_at(std::max(prev, begin), end));
-    while (p < end && !chain.empty()) {
-      const std::string_view line = line_at(p, end);
-      if (appended_chain(line) != chain) break;
-      p += line.size() + 1;
-    }
-    return std::min(p, end);
-  }
+  // Hands text_[begin, end) back (a mapped input's pages) once the parse is done with it.
+  void release(size_t begin, size_t end) const { input_->bytes->release(text_.substr(begin, end - begin)); }
 
-  // Only "-A" lines, each chain's together; parsed on up to 8 threads into
-  // rendered text. False when a line is anything else.
-  bool rule_region(size_t begin, size_t end, size_t chunk_bytes) {
-    // Four chunks per thread, taken from a shared counter: a thread that gets
-    // cheap lines (or a core to itself) takes more of them.
-    const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
-    const size_t count = std::clamp<size_t>((end - begin) / std::max<size_t>(chunk_bytes, 1), 1,
-                                            std::max(4 * threads, (end - begin) / kMaxChunkBytes + 1));
-    std::vector<Chunk> chunks(count);
-    size_t at = begin;
-    for (size_t k = 0; k < count; ++k) {
-      chunks[k].begin = at;
-      at = k + 1 == count ? end : chain_boundary(std::max(at, begin + (end - begin) * (k + 1) / count), begin, end);
-      chunks[k].end = at;
-    }
-    std::atomic<size_t> next{0};
-    auto work = [this, &chunks, &next] {
-      model::RuleLines lines;  // this thread's, reused chunk after chunk
-      for (size_t k; (k = next.fetch_add(1)) < chunks.size();) {
-        Chunk& c = chunks[k];
-        parse_chunk(c, lines);
-        if (c.ok) {
-          try {
-            c.stored_at = split_text_.store(lines.view());
-          } catch (const std::exception&) {
-            c.ok = false;  // the in-memory parser says what (or runs out of memory)
+  // The "-A" lines right after a table's declarations, up to the first line
+  // that is not one: runs of one chain's lines, found (on a helper, while the
+  // declarations are read) before the chains are known.
+  struct LineRun {
+    size_t name_at = 0, name_size = 0;  // the chain's name in FoundRuleLines::names
+    size_t begin = 0, end = 0;          // whole lines
+    uint32_t rules = 0;
+  };
+  struct FoundRuleLines {
+    std::vector<LineRun> runs;
+    // The runs' chain names, copied: read again from the text, they would map
+    // it all back in (in kube-proxy's restore order a chain's lines are anywhere).
+    std::string names;
+    size_t end = 0;    // where the next line (COMMIT) starts
+    size_t lines = 0;  // lines read, blank ones too
+    bool ok = false;   // false: a line to leave to the in-memory parser
+  };
+
+  // Nothing but each line's chain is read here: the lines are parsed when
+  // the snapshot is written, where a line let through here that the
+  // in-memory parser refuses fails the write with that parser's message. So
+  // only the plain form "[p:b] -A CHAIN ..." is let through, whose first
+  // words tokenize() splits the same way.
+  // `chains` and `declared_bytes`: of the declarations before, which bound
+  // the runs and their names (more runs than chains is not iptables-save's shape).
+  FoundRuleLines find_rule_lines(size_t begin, size_t chains, size_t declared_bytes) const {
+    FoundRuleLines found;
+    try {
+      found.runs.reserve(chains);  // no doubling: 350k runs at 1M rules
+      found.names.reserve(declared_bytes);
+      std::string_view run_name;  // of the last run, in the text
+      size_t at = begin, released = begin;
+      while (at < text_.size()) {
+        const void* nl = std::memchr(text_.data() + at, '\n', text_.size() - at);
+        const size_t next = nl ? static_cast<size_t>(static_cast<const char*>(nl) - text_.data()) + 1 : text_.size();
+        std::string_view line = text_.substr(at, next - at);
+        if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (!line.empty()) {
+          if (line[0] != '-' && line[0] != '[') break;  // COMMIT, or what the main loop refuses
+          if (line[0] == '[') {
+            model::Counters k;
+            const size_t close = line.find("] ");
+            if (close == std::string_view::npos || !parse_counters(line.substr(0, close + 1), k)) return found;
           }
+          const std::string_view name = appended_chain(line);
+          if (name != run_name) {
+            // A name tokenize() would cut elsewhere, or that -A refuses.
+            if (!valid_chain_name(name) || name.find_first_of("\t\"") != std::string_view::npos) return found;
+            if (found.runs.size() == chains) return found;
+            found.runs.push_back({found.names.size(), name.size(), at, next, 0});
+            found.names.append(name);
+            run_name = name;
+          }
+          ++found.runs.back().rules;
+          found.runs.back().end = next;
         }
-        if (release_) release_(text_.substr(c.begin, c.end - c.begin));
+        ++found.lines;
+        at = next;
+        if (at - released >= kParseWindow) {
+          release(released, at);
+          released = at;
+        }
       }
-    };
-    std::vector<std::thread> pool;
-    for (size_t k = 1; k < std::min(threads, count); ++k) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
-    if (!rule_text_of_.empty()) return false;  // a second block of rules in this table
-    rule_text_of_.resize(table_.chains.size());
-    for (auto& c : chunks) {
-      if (!c.ok) return false;
-      for (const Run& r : c.runs) {
-        auto& chain = table_.chains[r.chain];
-        if (chain.rule_count != 0) return false;  // a chain's rules in two places: restore input, not save output
-        chain.rule_count = r.rules;
-        rule_text_of_[r.chain] = {c.stored_at + r.offset, r.length};
-      }
+      release(released, at);
+      found.end = at;
+      found.ok = true;
+    } catch (const std::exception&) {  // memory: the in-memory parser says so
     }
+    return found;
+  }
+
+  // The runs of find_rule_lines() made the table's chains' lines. False when
+  // a chain is unknown or its lines are in two places (restore input).
+  bool take_rule_lines(const FoundRuleLines& found) {
+    if (!found.ok) return false;
+    const size_t n = table_.chains.size();
+    chain_lines_.assign(n, {});
+    uint32_t chain = ChainIndex::kNone;
+    for (const LineRun& run : found.runs) {
+      const std::string_view name(found.names.data() + run.name_at, run.name_size);
+      // iptables-save prints the chains in the order declaration_block()
+      // made them in: most often the next one (its name is in the names
+      // block, beside this one's), else a lookup.
+      const uint32_t next = chain == ChainIndex::kNone ? 0 : chain + 1;
+      chain = next < n && chain_name(next) == name ? next : chain_index_.find(name);
+      if (chain == ChainIndex::kNone || chain_lines_[chain].end != 0) return false;
+      chain_lines_[chain] = {run.begin, run.end};
+      table_.chains[chain].rule_count = run.rules;
+    }
+    pos_ = found.end;
+    line_no_ += found.lines;
     return true;
   }
 
@@ -1347,11 +1401,9 @@ class Parser {
   }
 
 
-  // A table's ":CHAIN" lines from `begin` on, read on several threads and
-  // made into the table's chains directly in canonical order (base chains in
-  // hook order, then by name), so nothing is reordered after the rules.
-  bool declaration_block(size_t begin, size_t chunk_bytes) {
-    std::vector<size_t> starts;  // line starts, and the block's end
+  // The starts of the ":CHAIN" lines from `begin` on, and the end of the last.
+  std::vector<size_t> declaration_starts(size_t begin) const {
+    std::vector<size_t> starts;
     size_t end = begin;
     while (end < text_.size() && text_[end] == ':') {
       starts.push_back(end);
@@ -1359,6 +1411,14 @@ class Parser {
       end = nl ? static_cast<size_t>(static_cast<const char*>(nl) - text_.data()) + 1 : text_.size();
     }
     starts.push_back(end);
+    return starts;
+  }
+
+  // A table's ":CHAIN" lines (`starts`), read on several threads and
+  // made into the table's chains directly in canonical order (base chains in
+  // hook order, then by name), so nothing is reordered after the rules.
+  bool declaration_block(const std::vector<size_t>& starts, size_t chunk_bytes) {
+    const size_t begin = starts.front(), end = starts.back();
     const size_t n = starts.size() - 1;
     if (n >= UINT32_MAX) return false;
     auto line_of = [&](size_t i) {
@@ -1409,7 +1469,8 @@ class Parser {
     };
     const size_t bases = static_cast<size_t>(user - declarations.begin());
     std::vector<model::Chain>& chains = table_.chains;
-    std::sort(user, declarations.end(), by_name);
+    // iptables-save prints them in name order: checked in one pass, sorted only when not.
+    if (!std::is_sorted(user, declarations.end(), by_name)) std::sort(user, declarations.end(), by_name);
     chains.reserve(n);
     populate_for_write(chains.data(), n * sizeof(model::Chain));  // 25 MB at 120k chains
     chains.resize(n);
@@ -1422,8 +1483,17 @@ class Parser {
       chains[i].policy_counters = d.counters;
     }
     std::sort(chains.begin(), chains.begin() + static_cast<std::ptrdiff_t>(bases), model::chain_order_less);
-    // Names: into the chains, and into one block for the rule text's chain
-    // list (hand_over_rule_text()), half on each thread.
+    // A chain declared twice: neighbours once sorted.
+    for (size_t i = 1; i < bases; ++i) {
+      if (chains[i].name == chains[i - 1].name) return false;
+    }
+    const auto same_name = [&](const Declaration& x, const Declaration& y) {
+      return x.key_high == y.key_high && x.key_low == y.key_low && name_of(x) == name_of(y);
+    };
+    if (std::adjacent_find(user, declarations.end(), same_name) != declarations.end()) return false;
+    // Names: into the chains, and into one block for the writer's chain list
+    // and the chain index (hand_over_rule_lines()), half on another thread
+    // while this one indexes them (the index takes the block's views, not its bytes).
     size_t name_bytes = 0;
     std::vector<size_t> name_at(n + 1);
     for (size_t i = 0; i < n; ++i) {
@@ -1440,19 +1510,18 @@ class Parser {
     };
     {
       std::jthread other(copy_names, n / 2, n);
+      chain_index_.reserve(n);
+      for (size_t i = 0; i < n; ++i) {
+        if (i + 8 < n) chain_index_.prefetch_hash(declarations[i + 8].hash);
+        // Index keys are views that outlive the table: the names block, kept for the writer.
+        const std::string_view name(chain_names_.get() + name_at[i], name_at[i + 1] - name_at[i]);
+        chain_index_.insert(name, i < bases ? ChainIndex::hash(chains[i].name) : declarations[i].hash,
+                            static_cast<uint32_t>(i));
+      }
       copy_names(0, n / 2);
     }
-    chain_name_at_ = std::move(name_at);
     removed_.assign(n, 0);
-    chain_index_.reserve(n);
-    for (size_t i = 0; i < n; ++i) {
-      if (i + 8 < n) chain_index_.prefetch_hash(declarations[i + 8].hash);
-      // Index keys are views that outlive the table: user chains' names in the text.
-      const std::string_view name = i < bases ? stable(chains[i].name) : name_of(declarations[i]);
-      const uint64_t h = i < bases ? ChainIndex::hash(name) : declarations[i].hash;
-      if (chain_index_.find(name, h) != ChainIndex::kNone) return false;  // declared twice
-      chain_index_.insert(name, h, static_cast<uint32_t>(i));
-    }
+    chain_name_at_ = std::move(name_at);
     pos_ = end;
     return true;
   }
@@ -1474,88 +1543,76 @@ class Parser {
     r.counters.reset();
   }
 
-  // One chunk of a rule region, on its own thread: a scratch parser for the
-  // words, this parser's chain index (complete and read-only by now) for the
-  // chain names, one reused rule, rendered as soon as parsed into the thread's `lines`.
-  void parse_chunk(Chunk& c, model::RuleLines& lines) const {
-    try {
-      Parser p(origin_, options_);
-      p.text_ = text_;
-      p.pos_ = c.begin;
-      const std::string_view text = text_.substr(0, c.end);
-      lines.clear();
-      lines.reserve((c.end - c.begin) * 3);  // JSON is 1.7-2.6x the text: no regrowth copies
-      model::Rule rule;
-      Run run;
-      std::string_view run_name, next_name;  // views of the text
-      uint64_t next_hash = 0;
-      std::string_view line;
-      while (p.next_line(text, line)) {
-        if (line.empty()) continue;
-        if (line[0] != '-' && line[0] != '[') return;
-        p.tokenize(line);
-        const auto& tokens = p.tokens_;
-        size_t first = 0;
-        std::optional<model::Counters> counters;
-        if (line[0] == '[') {
-          model::Counters k;
-          if (tokens.empty() || tokens[0].begin != 0 || !parse_counters(tokens[0].text, k)) return;
-          counters = k;
-          first = 1;
-        }
-        if (tokens.size() < first + 2) return;
-        const Token* t = tokens.data() + first;
-        const size_t n = tokens.size() - first;
-        if ((!is(t[0].text, "-A") && !is(t[0].text, "--append")) || is_option(t[1].text) || !valid_chain_name(t[1].text)) {
-          return;
-        }
-        const std::string_view chain = t[1].text;
-        if (chain.data() < text.data() || chain.data() >= text.data() + text.size()) return;  // quoted: unusual
-        // Consecutive rules of one chain (the rule of iptables-save) skip the
-        // lookup; a new chain's slot was prefetched on the line before.
-        const uint32_t index = run.chain != ChainIndex::kNone && chain == run_name ? run.chain
-                               : chain == next_name                             ? chain_index_.find(chain, next_hash)
-                                                                                : chain_index_.find(chain);
-        if (index == ChainIndex::kNone) return;
-        if (index != run.chain) {
-          if (run.chain != ChainIndex::kNone) {
-            run.length = lines.size() - run.offset;
-            c.runs.push_back(run);
-          }
-          run = Run{index, 0, lines.size(), 0};
-          run_name = chain;
-          lines.start_chain();
-        }
-        next_name = appended_chain(text.substr(p.pos_ < text.size() ? p.pos_ : text.size(), 80));
-        if (!next_name.empty() && next_name != run_name) next_hash = chain_index_.prefetch(next_name);
-        std::string_view jump_to;  // looked up after parse_rule; its slot loads meanwhile
-        uint64_t jump_hash = 0;
-        for (size_t k = 2; k + 1 < n; ++k) {
-          if (is(t[k].text, "-j") || is(t[k].text, "--jump")) {
-            jump_to = t[k + 1].text;
-            jump_hash = chain_index_.prefetch(jump_to);
-            break;
-          }
-        }
-        clear_rule(rule);
-        rule.counters = counters;
-        p.parse_rule(chain, t + 2, n - 2, line, rule);
-        if (is(rule.verdict_kind, "jump")) {
-          const uint32_t target = rule.target == jump_to ? chain_index_.find(jump_to, jump_hash)
-                                                          : chain_index_.find(rule.target);
-          settle_jump(rule, target != ChainIndex::kNone);
-        }
-        rule.position = ++run.rules;
-        lines.add(rule);
-      }
-      if (run.chain != ChainIndex::kNone) {
-        run.length = lines.size() - run.offset;
-        c.runs.push_back(run);
-      }
-      c.ok = true;
-    } catch (const std::exception&) {
-      c.ok = false;  // an error, or memory: the in-memory parser says which
+ public:
+  // One "-A" line that find_rule_lines() let through, parsed into `rule` as the
+  // snapshot is written (by a scratch parser of the writer's thread): the
+  // words as the in-memory parser reads them, the jump settled by the
+  // table's `index`. Throws InputError where that parser would fail.
+  void parse_written_rule(std::string_view line, std::string_view chain, const ChainIndex& index,
+                          model::Rule& rule) {
+    tokenize(line);
+    size_t first = 0;
+    std::optional<model::Counters> counters;
+    if (line[0] == '[') {
+      model::Counters k;
+      if (tokens_.empty() || !parse_counters(tokens_[0].text, k)) fail("bad rule counters");
+      counters = k;
+      first = 1;
     }
+    const Token* t = tokens_.data() + first;
+    const size_t n = tokens_.size() - first;
+    if (n < 2 || !is(t[0].text, "-A") || t[1].text != chain) fail("not the line the split parse found");
+    // The jump's target is one of the last two, or its index slot loads while the rule is parsed.
+    std::string_view jump_to;
+    uint64_t jump_hash = 0;
+    const KnownTarget* known = nullptr;
+    for (size_t k = 2; k + 1 < n; ++k) {
+      if (is(t[k].text, "-j") || is(t[k].text, "--jump")) {
+        jump_to = t[k + 1].text;
+        known = known_target(index, jump_to);
+        if (known == nullptr) jump_hash = index.prefetch(jump_to);
+        break;
+      }
+    }
+    clear_rule(rule);
+    rule.counters = counters;
+    parse_rule(chain, t + 2, n - 2, line, rule);
+    if (is(rule.verdict_kind, "jump")) {
+      if (known != nullptr && rule.target == jump_to) return settle_jump(rule, known->is_chain);
+      const uint32_t target = rule.target == jump_to ? index.find(jump_to, jump_hash) : index.find(rule.target);
+      settle_jump(rule, target != ChainIndex::kNone);
+      remember_target(index, rule.target, target != ChainIndex::kNone);
+    }
+  }
+
+ private:
+  // Jump targets written last and whether each is a chain of the table: a
+  // KUBE-SEP chain's two rules jump to KUBE-MARK-MASQ and DNAT (100k times
+  // at 20k Services), and a lookup in a table of 120k chains is a cache miss.
+  struct KnownTarget {
+    const ChainIndex* index = nullptr;
+    std::string name;
+    bool is_chain = false;
+    uint64_t used = 0;  // when last asked for
+  };
+  std::array<KnownTarget, 2> known_targets_;
+  uint64_t target_asks_ = 0;
+
+  const KnownTarget* known_target(const ChainIndex& index, std::string_view name) {
+    for (auto& k : known_targets_) {
+      if (k.index == &index && k.name == name) {
+        k.used = ++target_asks_;
+        return &k;
+      }
+    }
+    return nullptr;
+  }
+  void remember_target(const ChainIndex& index, std::string_view name, bool is_chain) {
+    KnownTarget& k = known_targets_[0].used <= known_targets_[1].used ? known_targets_[0] : known_targets_[1];
+    k.index = &index;
+    k.name.assign(name);
+    k.is_chain = is_chain;
+    k.used = ++target_asks_;
   }
 
   // "-j NAME": a verdict, a jump to a chain of the table, or an extension target.
@@ -1568,24 +1625,35 @@ class Parser {
     }
   }
 
-  // The table's rule text, chain by chain in the table's order (canonical
-  // since declaration_block()), so the writer finds each by its index.
-  void hand_over_rule_text() {
+  // The table's rule lines for IptablesSaveRules, chain by chain in the
+  // table's order (canonical since declaration_block()), with its chain
+  // names and the index over them (a rule's jump is settled as it is written).
+  void hand_over_rule_lines() {
     const size_t n = table_.chains.size();
-    rule_text_of_.resize(n);
-    std::vector<model::RuleTextBuffer::ChainText> text(n);
-    if (chain_name_at_.size() == n + 1) {  // names block from declaration_block()
+    auto t = std::make_unique<IptablesSaveRules::Table>();
+    t->input = input_;
+    t->backend = table_.backend;
+    t->family = table_.family;
+    t->name = table_.name;
+    chain_lines_.resize(n);
+    t->lines = std::move(chain_lines_);
+    if (chain_name_at_.size() != n + 1) {  // a table without declarations (and so without rules)
+      chain_name_at_.assign(1, 0);
+      for (const auto& c : table_.chains) chain_name_at_.push_back(chain_name_at_.back() + c.name.size());
+      chain_names_ = std::make_unique<char[]>(chain_name_at_.back() + 1);
       for (size_t i = 0; i < n; ++i) {
-        text[i] = {std::string_view(chain_names_.get() + chain_name_at_[i], chain_name_at_[i + 1] - chain_name_at_[i]),
-                   rule_text_of_[i].offset, rule_text_of_[i].size};
+        std::memcpy(chain_names_.get() + chain_name_at_[i], table_.chains[i].name.data(), table_.chains[i].name.size());
       }
-      split_text_.add_table(table_.backend, table_.family, table_.name, std::move(text), std::move(chain_names_));
-    } else {  // a table without declarations
-      for (size_t i = 0; i < n; ++i) text[i] = {table_.chains[i].name, rule_text_of_[i].offset, rule_text_of_[i].size};
-      split_text_.add_table(table_.backend, table_.family, table_.name, std::move(text));
+      chain_index_.clear();
     }
+    t->names = std::move(chain_names_);
+    t->name_at = std::move(chain_name_at_);
+    t->index = std::move(chain_index_);
+    for (size_t i = 0; i < n && t->index.empty(); ++i) t->index.insert(t->chain_name(i), static_cast<uint32_t>(i));
+    split_tables_.push_back(std::move(t));
+    chain_lines_.clear();
     chain_name_at_.clear();
-    rule_text_of_.clear();
+    chain_index_.clear();
   }
 
   struct PendingInsert {
@@ -1663,23 +1731,19 @@ class Parser {
         rule.position = ++position;
         if (is(rule.verdict_kind, "jump")) settle_jump(rule, find(rule.target) != nullptr);
       }
-      if (!split_) chain.rule_count = chain.rules.size();  // split: counted by rule_region()
+      if (!split_) chain.rule_count = chain.rules.size();  // split: counted by take_rule_lines()
       chain.rules_recorded = true;
     }
-    if (split_) hand_over_rule_text();
+    if (split_) hand_over_rule_lines();
   }
 
   const std::string& origin_;
   const IptablesTextOptions& options_;
   size_t declaration_ahead_ = 0;  // prefetch_declaration_ahead()'s line
-  bool split_ = false;  // rules go to rule text (parse_save_split)
-  model::RuleTextBuffer split_text_;
-  struct TextSpan {
-    uint64_t offset = 0, size = 0;
-  };
-  std::vector<TextSpan> rule_text_of_;  // split: per chain of table_, where split_text_ holds its rule text
-  // split: hands back input text the parse is done with (a mapped file's pages).
-  std::function<void(std::string_view)> release_;
+  bool split_ = false;  // parse_save_split: rule lines are found, not parsed
+  std::shared_ptr<IptablesSaveRules::Input> input_;                    // split: the text, kept for the writer
+  std::vector<IptablesSaveRules::Table::Lines> chain_lines_;             // split: per chain of table_, its -A lines
+  std::vector<std::unique_ptr<IptablesSaveRules::Table>> split_tables_;  // split: the tables done
   std::unique_ptr<char[]> chain_names_;          // split: table_'s chain names, one after another
   std::vector<size_t> chain_name_at_;            // where each starts (and the end)
   size_t pos_ = 0;
@@ -1698,31 +1762,199 @@ class Parser {
   std::string_view text_;
   std::deque<std::string> kept_names_;
   std::vector<model::Table> tables_;
-  std::vector<Token> tokens_;
+  Tokens tokens_;
   std::vector<std::string_view> modules_;  // -m names of the rule being parsed
   std::string scratch_;
 };
 
-}  // namespace
+// What a writer's thread parses and renders a chain's rules with.
+struct RuleScratch {
+  explicit RuleScratch(const IptablesSaveRules::Input& input) : parser(input.origin, input.options) {}
+  Parser parser;
+  model::Rule rule;
+  model::RuleLines lines;
+  uint64_t last_end = 0;  // of the chain parsed last
+};
 
-std::vector<model::Table> parse_iptables_save(std::string_view text, const std::string& origin,
-                                              const IptablesTextOptions& options) {
-  return Parser(origin, options).parse_save(text);
+// A scratch from `input`'s pool for one chain, given back however the chain ends.
+class ScratchLease {
+ public:
+  explicit ScratchLease(const IptablesSaveRules::Input& input) : input_(input) {
+    {
+      std::lock_guard lock(input.scratch_mu);
+      if (!input.scratch.empty()) {
+        scratch_ = std::move(input.scratch.back());
+        input.scratch.pop_back();
+        return;
+      }
+    }
+    scratch_ = std::make_unique<RuleScratch>(input);
+  }
+  ~ScratchLease() {
+    std::lock_guard lock(input_.scratch_mu);
+    input_.scratch.push_back(std::move(scratch_));
+  }
+  ScratchLease(const ScratchLease&) = delete;
+  ScratchLease& operator=(const ScratchLease&) = delete;
+  RuleScratch* operator->() const { return scratch_.get(); }
+
+ private:
+  const IptablesSaveRules::Input& input_;
+  std::unique_ptr<RuleScratch> scratch_;
+};
+
+// A rule failed to parse as it was written: the error is the in-memory
+// parser's for the whole input (its first bad line, its message), found once.
+[[noreturn]] void throw_reference_error(const IptablesSaveRules::Input& input) {
+  std::call_once(input.reference_once, [&input] {
+    try {
+      Parser(input.origin, input.options).parse_save(input.bytes->view());
+    } catch (const InputError&) {
+      input.reference_error = std::current_exception();
+    }
+  });
+  if (input.reference_error) std::rethrow_exception(input.reference_error);
+  throw std::logic_error(input.origin + ": a rule the in-memory parser reads failed to parse as it was written "
+                                        "(a dpscope bug)");
+}
+
+// Parses chain `i`'s lines of `table` and, given a sink, renders them into
+// it a piece at a time (a chain of one rule per Service is megabytes).
+void write_chain_rules(const IptablesSaveRules::Table& table, size_t i,
+                       const std::function<void(std::string_view)>* sink) {
+  static constexpr size_t kPiece = size_t{1} << 20;
+  const IptablesSaveRules::Input& input = *table.input;
+  const std::string_view text = input.bytes->view();
+  const size_t begin = table.lines[i].begin, end = table.lines[i].end;
+  const std::string_view chain = table.chain_name(i);
+  ScratchLease scratch(input);
+  model::RuleLines& lines = scratch->lines;
+  lines.clear();
+  lines.start_chain();
+  try {
+    uint32_t position = 0;
+    for (size_t at = begin; at < end;) {
+      const void* nl = std::memchr(text.data() + at, '\n', end - at);
+      const size_t size = nl ? static_cast<size_t>(static_cast<const char*>(nl) - text.data()) - at : end - at;
+      std::string_view line = text.substr(at, size);
+      at += size + 1;
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      if (line.empty()) continue;
+      scratch->parser.parse_written_rule(line, chain, table.index, scratch->rule);
+      scratch->rule.position = ++position;
+      if (sink == nullptr) continue;
+      lines.add(scratch->rule);
+      if (lines.size() >= kPiece) {
+        (*sink)(lines.view());
+        lines.clear();
+      }
+    }
+  } catch (const InputError&) {
+    throw_reference_error(input);
+  }
+  if (sink != nullptr && lines.size() > 0) (*sink)(lines.view());
+  // The chains are written in their order, not the input's (kube-proxy's
+  // restore order groups them by Service), so what the writer maps of the
+  // input grows by the lines it reads and by up to 64 KiB (the kernel maps
+  // the pages around a fault) each time it goes somewhere else in the input.
+  // Every kWriterMapped of that, all of it is handed back; what is still to
+  // come is mapped again from the page cache.
+  static constexpr uint64_t kFaultAround = 64 << 10;
+  const uint64_t mapped = (end - begin) + (begin != scratch->last_end ? kFaultAround : 0);
+  scratch->last_end = end;
+  const uint64_t before = input.mapped.fetch_add(mapped, std::memory_order_relaxed);
+  if (before / kWriterMapped != (before + mapped) / kWriterMapped) input.bytes->release(text);
+}
+
+}  // namespace iptables_text
+
+IptablesSaveRules::Input::~Input() = default;
+
+IptablesSaveRules::IptablesSaveRules() = default;
+IptablesSaveRules::~IptablesSaveRules() = default;
+IptablesSaveRules::IptablesSaveRules(IptablesSaveRules&&) noexcept = default;
+IptablesSaveRules& IptablesSaveRules::operator=(IptablesSaveRules&&) noexcept = default;
+
+void IptablesSaveRules::add(std::unique_ptr<Table> table) { tables_.push_back(std::move(table)); }
+
+void IptablesSaveRules::merge(IptablesSaveRules&& other) {
+  for (auto& t : other.tables_) tables_.push_back(std::move(t));
+  other.tables_.clear();
+}
+
+const IptablesSaveRules::Table* IptablesSaveRules::find_table(const model::Table& table) const {
+  for (const auto& t : tables_) {
+    if (t->backend == table.backend && t->family == table.family && t->name == table.name) return t.get();
+  }
+  return nullptr;
+}
+
+bool IptablesSaveRules::write_to(const model::Table& table, size_t chain_index, const model::Chain& chain,
+                                 const std::function<void(std::string_view)>& sink) const {
+  const Table* t = find_table(table);
+  if (t == nullptr) return false;
+  size_t i = chain_index;
+  if (i >= t->lines.size() || t->chain_name(i) != chain.name) {
+    std::call_once(t->by_name_once, [t] {
+      for (size_t k = 0; k < t->lines.size(); ++k) t->by_name.emplace(t->chain_name(k), k);
+    });
+    const auto found = t->by_name.find(chain.name);
+    if (found == t->by_name.end()) return false;
+    i = found->second;
+  }
+  if (t->lines[i].begin == t->lines[i].end) return false;
+  iptables_text::write_chain_rules(*t, i, &sink);
+  return true;
+}
+
+void IptablesSaveRules::check() const {
+  // On every core, a run of chains at a time, as the writer would.
+  static constexpr size_t kRun = 1024;
+  for (const auto& t : tables_) {
+    std::atomic<size_t> next{0};
+    std::mutex failure_mu;
+    std::exception_ptr failure;
+    auto work = [&] {
+      try {
+        for (size_t from; (from = next.fetch_add(kRun)) < t->lines.size();) {
+          for (size_t i = from; i < std::min(from + kRun, t->lines.size()); ++i) {
+            if (t->lines[i].begin != t->lines[i].end) iptables_text::write_chain_rules(*t, i, nullptr);
+          }
+        }
+      } catch (...) {
+        std::lock_guard lock(failure_mu);
+        if (!failure) failure = std::current_exception();
+        next = t->lines.size();
+      }
+    };
+    {
+      std::vector<std::jthread> pool;
+      const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+      for (size_t k = 1; k < std::min(threads, t->lines.size() / kRun + 1); ++k) pool.emplace_back(work);
+      work();
+    }
+    if (failure) std::rethrow_exception(failure);
+  }
 }
 
 std::vector<model::Table> parse_iptables_save(std::string_view text, const std::string& origin,
-                                              const IptablesTextOptions& options, model::RuleTextBuffer& rule_text,
-                                              size_t chunk_bytes, const std::function<void(std::string_view)>& release) {
+                                              const IptablesTextOptions& options) {
+  return iptables_text::Parser(origin, options).parse_save(text);
+}
+
+std::vector<model::Table> parse_iptables_save(std::shared_ptr<const model::FileBytes> text, const std::string& origin,
+                                              const IptablesTextOptions& options, IptablesSaveRules& rules,
+                                              size_t chunk_bytes) {
   {
-    Parser split(origin, options);
-    if (split.parse_save_split(text, rule_text, chunk_bytes, release)) return split.take_tables();
+    iptables_text::Parser split(origin, options);
+    if (split.parse_save_split(text, rules, chunk_bytes)) return split.take_tables();
   }
-  return Parser(origin, options).parse_save(text);
+  return iptables_text::Parser(origin, options).parse_save(text->view());
 }
 
 model::Table parse_iptables_rules_listing(std::string_view text, const std::string& origin,
                                           const std::string& table, const IptablesTextOptions& options) {
-  return Parser(origin, options).parse_listing(text, table);
+  return iptables_text::Parser(origin, options).parse_listing(text, table);
 }
 
 }  // namespace dpscope::importer

@@ -2,14 +2,13 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
-#include <climits>
 
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <condition_variable>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -31,15 +30,16 @@ namespace dpscope::model {
 
 namespace {
 
-// True when none of the 8 bytes at p is a control character, '"', '\\' or
-// non-ASCII (word-at-a-time tests; a false "no" only takes the slow path).
-bool plain8(const char* p) {
+// The bytes of the 8 at p that may need escaping (a control character, '"',
+// '\\' or non-ASCII), one high bit each, 0 when none does. Word-at-a-time
+// tests: a byte above a flagged one may be flagged falsely (a borrow), the
+// lowest flag is always true.
+uint64_t special8(const char* p) {
   uint64_t w;
   std::memcpy(&w, p, 8);
   constexpr uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
   auto has_zero = [](uint64_t v) { return (v - ones) & ~v & high; };
-  return ((w & high) | has_zero(w & 0x6060606060606060ULL) | has_zero(w ^ (ones * '"')) |
-          has_zero(w ^ (ones * '\\'))) == 0;
+  return (w & high) | has_zero(w & 0x6060606060606060ULL) | has_zero(w ^ (ones * '"')) | has_zero(w ^ (ones * '\\'));
 }
 
 // Bytes of the valid UTF-8 sequence at s[i], 0 when invalid.
@@ -67,21 +67,31 @@ char* escape_to(char* out, std::string_view s) {
     out += end - start;
   };
   for (size_t i = 0; i < s.size();) {
-    if (i + 8 <= s.size() && plain8(s.data() + i)) {  // eight bytes that need no escaping
-      i += 8;
-      continue;
+    if (i + 8 <= s.size()) {
+      const uint64_t special = special8(s.data() + i);
+      if (special == 0) {  // eight bytes that need no escaping
+        i += 8;
+        continue;
+      }
+      // Little-endian: straight to the first byte that may need it.
+      i += static_cast<size_t>(__builtin_ctzll(special) / 8);
     }
     const auto c = static_cast<unsigned char>(s[i]);
     if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {  // the common case: copied in runs
       ++i;
       continue;
     }
+    if (c == '"' || c == '\\') {  // the quotes of a rule's text (kube-proxy's comments)
+      copy_run(i);
+      *out++ = '\\';
+      *out++ = static_cast<char>(c);
+      start = ++i;
+      continue;
+    }
     const char* esc = nullptr;
     char buf[8];
     size_t len = 1;
-    if (c == '"') esc = "\\\"";
-    else if (c == '\\') esc = "\\\\";
-    else if (c == '\b') esc = "\\b";
+    if (c == '\b') esc = "\\b";
     else if (c == '\f') esc = "\\f";
     else if (c == '\n') esc = "\\n";
     else if (c == '\r') esc = "\\r";
@@ -129,72 +139,29 @@ class Writer {
   }
   // Text rendered elsewhere: a large piece goes straight to the file.
   void text_block(std::string_view s) {
-    if (pieces_ != nullptr) {  // referenced, not copied
-      if (s.empty()) return;
-      pieces_->push_back({nullptr, mark_, buf_.size() - mark_});
-      pieces_->push_back({s.data(), 0, s.size()});
-      mark_ = buf_.size();
-      return;
-    }
     if (out_ == nullptr || s.size() < kChunk / 4) return raw(s);
     flush();
-    if (std::fwrite(s.data(), 1, s.size(), out_) != s.size()) throw std::runtime_error(std::strerror(errno));
-  }
-  // A piece of output: [offset, offset + size) of a buffer's text, or, with
-  // `external` set, `size` bytes of text that outlives the writer.
-  struct Piece {
-    const char* external;
-    size_t offset, size;
-  };
-  // From now on text_block() records its text as a piece instead of copying
-  // it (the text must outlive the pieces); finish_pieces() closes the list.
-  void collect_pieces(std::vector<Piece>* pieces) {
-    pieces_ = pieces;
-    mark_ = buf_.size();
-  }
-  void finish_pieces() { pieces_->push_back({nullptr, mark_, buf_.size() - mark_}); }
-  // Writes the pieces another writer collected over `text`, in order: with a
-  // file descriptor, straight from where they are with writev().
-  void write_pieces(const std::string& text, const std::vector<Piece>& pieces) {
-    auto data = [&](const Piece& p) { return p.external ? p.external : text.data() + p.offset; };
-    const int fd = out_ ? ::fileno(out_) : -1;
-    if (fd < 0) {
-      for (const auto& p : pieces) text_block(std::string_view(data(p), p.size));
-      return;
-    }
-    flush();
-    if (std::fflush(out_) != 0) throw std::runtime_error(std::strerror(errno));
-    std::vector<iovec> iov;
-    iov.reserve(std::min<size_t>(pieces.size(), IOV_MAX));
-    for (size_t i = 0; i < pieces.size();) {
-      iov.clear();
-      for (; i < pieces.size() && iov.size() < IOV_MAX; ++i) {
-        if (pieces[i].size) iov.push_back({const_cast<char*>(data(pieces[i])), pieces[i].size});
-      }
-      for (size_t at = 0; at < iov.size();) {
-        const ssize_t n = ::writev(fd, iov.data() + at, static_cast<int>(std::min<size_t>(iov.size() - at, IOV_MAX)));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) throw std::runtime_error(std::strerror(n < 0 ? errno : EIO));
-        for (size_t left = static_cast<size_t>(n); left > 0;) {  // a short write: skip what went out
-          if (left >= iov[at].iov_len) {
-            left -= iov[at].iov_len;
-            ++at;
-          } else {
-            iov[at].iov_base = static_cast<char*>(iov[at].iov_base) + left;
-            iov[at].iov_len -= left;
-            left = 0;
-          }
-        }
-      }
-    }
+    write_out(s);
   }
   // Without a FILE the text stays in the buffer (text()).
   void flush() {
     if (out_ == nullptr) return;
-    if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), out_) != buf_.size()) {
-      throw std::runtime_error(std::strerror(errno));
-    }
+    if (!buf_.empty()) write_out(buf_);
     buf_.clear();
+  }
+  // To the file's descriptor itself when it has one: through stdio's buffer
+  // the text was copied once more (133 MB at 20k Services).
+  void write_out(std::string_view s) {
+    const int fd = ::fileno(out_);
+    if (fd < 0) {  // a compressor or a memory stream
+      if (std::fwrite(s.data(), 1, s.size(), out_) != s.size()) throw std::runtime_error(std::strerror(errno));
+      return;
+    }
+    if (std::fflush(out_) != 0) throw std::runtime_error(std::strerror(errno));
+    if (const int err = write_all(fd, s.data(), s.size())) {
+      errno = err;  // named by the caller (save_snapshot)
+      throw std::runtime_error(std::strerror(err));
+    }
   }
   void indent(int level) {
     if (inline_) return;
@@ -254,8 +221,6 @@ class Writer {
   static constexpr size_t kChunk = 1 << 20;
   std::FILE* out_;
   std::string buf_;
-  std::vector<Piece>* pieces_ = nullptr;  // collect_pieces()
-  size_t mark_ = 0;                       // where the buffer's current piece starts
   int level_ = 0;
   bool inline_ = false;
 };
@@ -466,7 +431,7 @@ void write_chains(Writer& w, const Table& t, int level, const TableContext& ctx)
   // 2048 KUBE-SVC chains of 10 rules each would be 12 MB of text.
   // A long chain (KUBE-SERVICES: one rule per Service) is a slice of its
   // own, written by this thread straight from its source: rendered into a
-  // slice it would be held whole, twice over with the next round's.
+  // slice it would be held whole.
   std::vector<size_t> cuts{0};
   std::vector<bool> direct;
   for (size_t i = 0, chains = 0, rules = 0; i < n; ++i) {
@@ -485,67 +450,82 @@ void write_chains(Writer& w, const Table& t, int level, const TableContext& ctx)
   }
   if (cuts.back() != n) cuts.push_back(n), direct.push_back(false);
   const size_t slices = cuts.size() - 1;
-  // Round r+1 is rendered while round r is written.
-  const size_t rounds = (slices + threads - 1) / threads;
-  std::mutex failure_mu;
-  std::exception_ptr failure;  // a RuleText read error, rethrown here
-  // Rule text that outlives the writing (an import's, in memory) is written
-  // from where it is, not copied into the slices.
-  const bool by_reference = ctx.rule_text != nullptr && ctx.rule_text->text_outlives_writer();
-  struct Rendered {
-    std::string text;
-    std::vector<Writer::Piece> pieces;
-  };
-  auto render_round = [&](size_t round, std::vector<Rendered>& out) {
-    auto render = [&](size_t k) {
+  // Workers take slices in order from a counter and render each into one of
+  // `in_flight` buffers, up to that many slices ahead of the one this thread
+  // is writing; this thread writes them in order, and writes the long chains
+  // itself. The workers live for the whole table: a slice is about a
+  // millisecond of work, short against starting threads for each. 32 slices
+  // (~13 MB) are ~10 ms of rendering on two cores: enough to go on while one
+  // worker is descheduled or this thread writes KUBE-SERVICES (20k rules at
+  // 20k Services); with 8 slices the workers waited a third of the time.
+  const size_t in_flight = std::max<size_t>(32, 4 * threads);
+  std::vector<std::string> text(in_flight);
+  std::vector<char> ready(in_flight, 0);
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t taken = 0, written = 0;  // slices handed to workers; slices written (both under mu)
+  bool stop = false;
+  std::exception_ptr failure;  // a worker's (a RuleText error), rethrown here
+  auto work = [&] {
+    std::unique_lock lock(mu);
+    for (;;) {
+      cv.wait(lock, [&] {
+        while (taken < slices && direct[taken]) ++taken;
+        return stop || taken >= slices || taken < written + in_flight;
+      });
+      if (stop || taken >= slices) return;
+      const size_t k = taken++;
+      lock.unlock();
       try {
-        const size_t index = round * threads + k;
-        const bool skip = index >= slices || direct[index];
-        const size_t begin = skip ? n : cuts[index];
-        const size_t end = skip ? n : cuts[index + 1];
-        Writer slice(nullptr, std::move(out[k].text));
-        out[k].pieces.clear();
-        if (by_reference) slice.collect_pieces(&out[k].pieces);
-        slice.first_ = begin == 0;
-        for (size_t i = begin; i < end; ++i) slice.item(level), write_chain(slice, t.chains[i], i, level, ctx);
-        if (by_reference) slice.finish_pieces();
-        out[k].text = std::move(slice.text());
+        Writer slice(nullptr, std::move(text[k % in_flight]));
+        slice.first_ = cuts[k] == 0;
+        for (size_t i = cuts[k]; i < cuts[k + 1]; ++i) slice.item(level), write_chain(slice, t.chains[i], i, level, ctx);
+        text[k % in_flight] = std::move(slice.text());
+        lock.lock();
       } catch (...) {
-        std::lock_guard lock(failure_mu);
+        lock.lock();
         if (!failure) failure = std::current_exception();
+        stop = true;
+        cv.notify_all();
+        return;
       }
-    };
-    std::vector<std::thread> pool;
-    for (size_t k = 1; k < threads; ++k) pool.emplace_back(render, k);
-    render(0);
-    for (auto& th : pool) th.join();
-  };
-  std::vector<Rendered> current(threads), next(threads);
-  render_round(0, current);
-  if (failure) std::rethrow_exception(failure);
-  for (size_t round = 0; round < rounds; ++round) {
-    std::thread ahead;
-    if (round + 1 < rounds) ahead = std::thread(render_round, round + 1, std::ref(next));
-    try {
-      for (size_t k = 0; k < threads; ++k) {
-        const size_t index = round * threads + k;
-        if (index < slices && direct[index]) {
-          const size_t i = cuts[index];
-          w.first_ = i == 0;
-          w.item(level), write_chain(w, t.chains[i], i, level, ctx);
-          continue;
-        }
-        const Rendered& r = current[k];
-        by_reference ? w.write_pieces(r.text, r.pieces) : w.text_block(r.text);
-      }
-    } catch (...) {
-      if (ahead.joinable()) ahead.join();
-      throw;
+      ready[k % in_flight] = 1;
+      cv.notify_all();
     }
-    if (ahead.joinable()) ahead.join();
-    if (failure) std::rethrow_exception(failure);
-    std::swap(current, next);
+  };
+  {
+    std::vector<std::jthread> pool;
+    // However this thread leaves, the workers are told to stop before they are joined.
+    struct Stop {
+      std::mutex& mu;
+      std::condition_variable& cv;
+      bool& stop;
+      ~Stop() {
+        std::lock_guard lock(mu);
+        stop = true;
+        cv.notify_all();
+      }
+    } stop_workers{mu, cv, stop};
+    for (size_t k = 0; k < threads; ++k) pool.emplace_back(work);
+    for (size_t k = 0; k < slices; ++k) {
+      if (direct[k]) {
+        const size_t i = cuts[k];
+        w.first_ = i == 0;
+        w.item(level), write_chain(w, t.chains[i], i, level, ctx);
+      } else {
+        std::unique_lock lock(mu);
+        cv.wait(lock, [&] { return ready[k % in_flight] || failure; });
+        if (failure) break;
+        lock.unlock();
+        w.text_block(text[k % in_flight]);
+      }
+      std::lock_guard lock(mu);
+      ready[k % in_flight] = 0;
+      ++written;
+      cv.notify_all();
+    }
   }
+  if (failure) std::rethrow_exception(failure);
   w.first_ = false;
 }
 
@@ -608,7 +588,7 @@ void write_snapshot(const Snapshot& s, std::FILE* out, const RuleText* rule_text
   w.flush();
 }
 
-// ---- RuleLines, RuleTextBuffer ------------------------------------------
+// ---- RuleLines ------------------------------------------
 
 // The buffer's size() is the room made so far (zero-filled once, in 256 KiB
 // steps within the reserved capacity, doubling beyond it); `used` is the
@@ -648,10 +628,7 @@ void RuleLines::add(const Rule& rule) {
 }
 size_t RuleLines::size() const { return impl_->used; }
 std::string_view RuleLines::view() const { return std::string_view(impl_->buf).substr(0, impl_->used); }
-void RuleLines::clear() {
-  impl_->used = 0;
-  impl_->first = true;
-}
+void RuleLines::clear() { impl_->used = 0; }
 std::string& RuleLines::text() {
   impl_->buf.resize(impl_->used);
   return impl_->buf;
@@ -680,186 +657,6 @@ void read_back(int fd, uint64_t at, uint64_t size, const std::function<void(std:
 }
 
 }  // namespace
-
-// The text of store(): an unlinked temporary file (O_TMPFILE under $TMPDIR,
-// else /tmp), or memory when neither takes one. Offsets are taken under the
-// lock and written outside it, so threads storing blocks do not wait on each
-// other's writes.
-struct RuleTextBuffer::Store {
-  UniqueFd fd;
-  mutable std::mutex mu;
-  uint64_t end = 0;
-  std::string memory;  // when there is no file
-
-  Store() {
-    const char* dir = std::getenv("TMPDIR");
-    for (const char* d : {dir, "/tmp"}) {
-      if (d == nullptr || *d == '\0') continue;
-      fd = UniqueFd(::open(d, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
-      if (fd) return;
-    }
-  }
-
-  uint64_t append(std::string_view text) {
-    std::unique_lock lock(mu);
-    const uint64_t at = end;
-    end += text.size();
-    if (!fd) {
-      memory.append(text);
-      return at;
-    }
-    lock.unlock();
-    if (const int err = pwrite_all(text, at)) {
-      throw SystemError("writing rendered rule text to a temporary file", err);
-    }
-    return at;
-  }
-
-  int pwrite_all(std::string_view text, uint64_t at) const {
-    for (size_t off = 0; off < text.size();) {
-      const ssize_t n = ::pwrite(fd.get(), text.data() + off, text.size() - off, static_cast<off_t>(at + off));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return n < 0 ? errno : ENOSPC;
-      off += static_cast<size_t>(n);
-    }
-    return 0;
-  }
-
-  // The text at [at, at + size) for `sink`: a view of memory, or read back.
-  // The writer asks for chains on several threads, each for a run of
-  // consecutive chains (its slice), mostly stored one after another: a read
-  // goes through a window of the file, so one pread serves the next many
-  // chains (one per chain was 120k preads at 20k Services, a syscall each).
-  void read(uint64_t at, uint64_t size, const std::function<void(std::string_view)>& sink) const {
-    if (!fd) return sink(std::string_view(memory).substr(at, size));
-    if (size > kWindow) return read_back(fd.get(), at, size, sink);
-    Lease lease{this, take_window(at, size)};
-    Window& w = *lease.window;
-    if (at < w.at || at + size > w.at + w.text.size()) {
-      w.at = at;
-      w.text.resize(static_cast<size_t>(std::min<uint64_t>(kWindow, end_of_text() - at)));
-      for (size_t got = 0; got < w.text.size();) {
-        const ssize_t n = ::pread(fd.get(), w.text.data() + got, w.text.size() - got, static_cast<off_t>(at + got));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-          w.text.clear();
-          throw std::runtime_error(std::string("reading back rule text: ") + std::strerror(n < 0 ? errno : EIO));
-        }
-        got += static_cast<size_t>(n);
-      }
-    }
-    sink(std::string_view(w.text).substr(static_cast<size_t>(at - w.at), size));
-  }
-
- private:
-  static constexpr uint64_t kWindow = 16 << 10;
-  struct Window {
-    uint64_t at = 0;
-    std::string text;
-  };
-  // A window taken for one read, given back however the read ends.
-  struct Lease {
-    const Store* store;
-    std::unique_ptr<Window> window;
-    ~Lease() { store->give_back(std::move(window)); }
-  };
-  // Windows not in use, kept for the next read (one per writer thread at a
-  // time; the threads come and go, the windows and their pages stay).
-  mutable std::mutex windows_mu;
-  mutable std::vector<std::unique_ptr<Window>> windows;
-
-  uint64_t end_of_text() const {
-    std::lock_guard lock(mu);
-    return end;
-  }
-  // A free window holding [at, at + size) if there is one, else any free one, else a new one.
-  std::unique_ptr<Window> take_window(uint64_t at, uint64_t size) const {
-    std::lock_guard lock(windows_mu);
-    if (windows.empty()) return std::make_unique<Window>();
-    auto it = std::find_if(windows.begin(), windows.end(), [&](const auto& w) {
-      return at >= w->at && at + size <= w->at + w->text.size();
-    });
-    if (it == windows.end()) it = windows.end() - 1;
-    std::unique_ptr<Window> w = std::move(*it);
-    windows.erase(it);
-    return w;
-  }
-  void give_back(std::unique_ptr<Window> w) const {
-    std::lock_guard lock(windows_mu);
-    windows.push_back(std::move(w));
-  }
-};
-
-// The store is made here, not on the first store(): several threads store at once.
-RuleTextBuffer::RuleTextBuffer() : store_(std::make_shared<Store>()) {}
-RuleTextBuffer::~RuleTextBuffer() = default;
-RuleTextBuffer::RuleTextBuffer(RuleTextBuffer&&) noexcept = default;
-RuleTextBuffer& RuleTextBuffer::operator=(RuleTextBuffer&&) noexcept = default;
-
-uint64_t RuleTextBuffer::store(std::string_view text) {
-  return store_->append(text);
-}
-
-void RuleTextBuffer::add_table(Backend backend, const std::string& family, const std::string& table,
-                               std::vector<ChainText> chains) {
-  size_t size = 0;
-  for (const auto& c : chains) size += c.chain.size();
-  auto names = std::make_unique<char[]>(size + 1);
-  char* at = names.get();
-  for (auto& c : chains) {
-    std::memcpy(at, c.chain.data(), c.chain.size());
-    c.chain = std::string_view(at, c.chain.size());
-    at += c.chain.size();
-  }
-  add_table(backend, family, table, std::move(chains), std::move(names));
-}
-
-void RuleTextBuffer::add_table(Backend backend, const std::string& family, const std::string& table,
-                               std::vector<ChainText> chains, std::unique_ptr<char[]> names) {
-  tables_.push_back(TableText{backend, family, table, std::move(chains), std::move(names), store_, {},
-                              std::make_unique<std::once_flag>()});
-}
-
-void RuleTextBuffer::merge(RuleTextBuffer&& other) {
-  for (auto& t : other.tables_) tables_.push_back(std::move(t));
-  other.tables_.clear();
-}
-
-uint64_t RuleTextBuffer::bytes() const {
-  uint64_t n = 0;
-  for (const auto& t : tables_) {
-    for (const auto& c : t.chains) n += c.size;
-  }
-  return n;
-}
-
-bool RuleTextBuffer::text_outlives_writer() const {
-  for (const auto& t : tables_) {
-    if (t.store->fd) return false;  // read back into a buffer per chain
-  }
-  return true;
-}
-
-bool RuleTextBuffer::write_to(const Table& table, size_t chain_index, const Chain& chain,
-                              const std::function<void(std::string_view)>& sink) const {
-  for (const auto& t : tables_) {
-    if (t.backend != table.backend || t.family != table.family || t.name != table.name) continue;
-    const ChainText* c = nullptr;
-    if (chain_index < t.chains.size() && t.chains[chain_index].chain == chain.name) {
-      c = &t.chains[chain_index];
-    } else {
-      std::call_once(*t.by_name_once, [&t] {
-        for (const auto& candidate : t.chains) t.by_name.emplace(candidate.chain, &candidate);
-      });
-      auto it = t.by_name.find(chain.name);
-      if (it != t.by_name.end()) c = it->second;
-    }
-    if (c == nullptr || c->size == 0) return false;
-    t.store->read(c->offset, c->size, sink);
-    return true;
-  }
-  return false;
-}
 
 // ---- RuleSpool ----------------------------------------------------------
 
@@ -1082,8 +879,7 @@ namespace {
 }
 
 // The snapshot into `out`, compressed on the way when asked: the compressor
-// sits between the writer and the file, so plain output keeps its direct
-// path (writev from the rule text where it lies).
+// sits between the writer and the file, so plain output keeps its direct path.
 void write_snapshot_as(const Snapshot& s, std::FILE* out, Compression c, const RuleText* rule_text) {
   if (c == Compression::None) return write_snapshot(s, out, rule_text);
   CompressingFile z(out, c);
@@ -1095,9 +891,12 @@ void write_snapshot_as(const Snapshot& s, std::FILE* out, Compression c, const R
 
 void save_snapshot(const Snapshot& s, const std::string& path, const RuleText* rule_text) {
   if (path == "-") {
+    if (rule_text) rule_text->check();  // nothing written on bad input
     try {
       write_snapshot(s, stdout, rule_text);
       if (std::fflush(stdout) != 0) throw std::runtime_error(std::strerror(errno));
+    } catch (const InputError&) {
+      throw;
     } catch (const std::runtime_error&) {
       // A full or closed stdout is the caller's output, not dpscope's fault: exit 2, errno named.
       stdout_failed("writing the snapshot to standard output", errno);
@@ -1115,12 +914,15 @@ void save_snapshot(const Snapshot& s, const std::string& path, const RuleText* r
   struct stat existing {};
   if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
     if (S_ISDIR(existing.st_mode)) throw InputError(path, 0, "is a directory, expected a file");
+    if (rule_text) rule_text->check();  // nothing written on bad input
     std::unique_ptr<std::FILE, decltype(&std::fclose)> f(std::fopen(path.c_str(), "w"), std::fclose);
     if (!f) write_failed(path, errno);
     std::setvbuf(f.get(), nullptr, _IOFBF, kBuffer);
     try {
       write_snapshot_as(s, f.get(), compression, rule_text);
       if (std::fclose(f.release()) != 0) throw std::runtime_error(std::strerror(errno));
+    } catch (const InputError&) {
+      throw;
     } catch (const std::runtime_error&) {
       write_failed(path, errno);
     }
@@ -1135,6 +937,8 @@ void save_snapshot(const Snapshot& s, const std::string& path, const RuleText* r
     write_snapshot_as(s, f.get(), compression, rule_text);
     if (std::fflush(f.get()) != 0) throw std::runtime_error(std::strerror(errno));
     if (std::fclose(f.release()) != 0) throw std::runtime_error(std::strerror(errno));
+  } catch (const InputError&) {  // bad input found while writing (RuleText): the file is not made
+    throw;
   } catch (const std::runtime_error&) {
     write_failed(path, errno);
   }

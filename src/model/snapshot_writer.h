@@ -12,10 +12,8 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "model/snapshot.h"
@@ -33,9 +31,10 @@ class RuleText {
   // once (the writer renders a large table's chains in parallel).
   virtual bool write_to(const Table& table, size_t chain_index, const Chain& chain,
                         const std::function<void(std::string_view)>& sink) const = 0;
-  // True when the text write_to() passes stays valid until this object dies
-  // (the writer may then write it later, from where it is).
-  virtual bool text_outlives_writer() const { return false; }
+  // Text rendered only as it is written (an import's rules) may turn out bad
+  // then: save_snapshot() calls this first where a failed write cannot be
+  // withdrawn (stdout, a FIFO), and it throws what write_to() would.
+  virtual void check() const {}
 };
 
 // Renders rules as the items of a chain's "rules" array, exactly as
@@ -52,67 +51,13 @@ class RuleLines {
   size_t size() const;           // bytes of text so far
   std::string& text();           // everything added so far
   std::string_view view() const; // the same, leaving the room as it is
-  // Forgets the text and keeps the room: the next chunk is rendered into
-  // pages already faulted in (fresh pages are what rendering costs most on a VM).
+  // Forgets the text and keeps the room (and the chain: the next rule
+  // continues it), so the next piece is rendered into pages already faulted in.
   void clear();
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
-};
-
-// Rule text an import rendered (it renders rules on several threads and never
-// builds them as model::Rule), table by table, in the table's chain order: a
-// 20k-service node has 120k chains, and the writer, which walks them in that
-// order, finds each one's text by its index, not by a hash lookup. The text
-// itself goes to an unlinked temporary file as it is rendered (a 1M-rule
-// node's is 380 MB), or stays in memory when no such file can be made.
-class RuleTextBuffer : public RuleText {
- public:
-  struct ChainText {
-    std::string_view chain;  // name, checked against the chain the writer asks for
-    uint64_t offset = 0;     // where store() put its text
-    uint64_t size = 0;       // 0 when the chain has no rules
-  };
-  RuleTextBuffer();
-  ~RuleTextBuffer() override;
-  RuleTextBuffer(RuleTextBuffer&&) noexcept;
-  RuleTextBuffer& operator=(RuleTextBuffer&&) noexcept;
-
-  // Appends a block of rendered text and returns its offset; safe from
-  // several threads. Throws SystemError when the file cannot take it.
-  // (A moved-from buffer takes no more.)
-  uint64_t store(std::string_view text);
-  // A table's chains, in the table's chain order, with their text's place
-  // (chain names are copied).
-  void add_table(Backend backend, const std::string& family, const std::string& table, std::vector<ChainText> chains);
-  // The same, with the chain names already in `names`, which it keeps.
-  void add_table(Backend backend, const std::string& family, const std::string& table, std::vector<ChainText> chains,
-                 std::unique_ptr<char[]> names);
-  // Moves everything `other` holds into this buffer.
-  void merge(RuleTextBuffer&& other);
-  bool empty() const { return tables_.empty(); }
-  uint64_t bytes() const;
-
-  bool write_to(const Table& table, size_t chain_index, const Chain& chain,
-                const std::function<void(std::string_view)>& sink) const override;
-  bool text_outlives_writer() const override;
-
- private:
-  struct Store;
-  struct TableText {
-    Backend backend;
-    std::string family, name;
-    std::vector<ChainText> chains;
-    std::unique_ptr<char[]> names;  // storage of the chain name views
-    std::shared_ptr<Store> store;   // where the offsets point
-    // Built on the first chain not found at its index (the table's chains
-    // were reordered after add_table()).
-    mutable std::unordered_map<std::string_view, const ChainText*> by_name;
-    std::unique_ptr<std::once_flag> by_name_once;
-  };
-  std::shared_ptr<Store> store_;  // of store() and the tables added since
-  std::vector<TableText> tables_;
 };
 
 // Rules rendered to their snapshot lines as soon as a collector has read
@@ -170,7 +115,8 @@ void write_snapshot(const Snapshot& s, std::FILE* out, const RuleText* rule_text
 // `path` once complete, so a failure never leaves a half-written file.
 // A name ending in .zst or .gz is written compressed (zstd, gzip; see
 // model/compression.h); stdout is always plain JSON.
-// Throws InputError (cannot create or write the file) or SystemError (stdout).
+// Throws InputError (cannot create or write the file, or `rule_text` finds
+// bad input) or SystemError (stdout).
 void save_snapshot(const Snapshot& s, const std::string& path, const RuleText* rule_text = nullptr);
 
 }  // namespace dpscope::model

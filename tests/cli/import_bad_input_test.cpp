@@ -64,6 +64,18 @@ TEST(ImportBadInput, EveryCaseExitsTwoWithFileLineAndWritesNothing) {
   }
 }
 
+// Written to stdout, a bad input writes nothing there either (iptables-save
+// rules are parsed as the snapshot is written: they are checked first).
+TEST(ImportBadInput, ToStdoutNothingIsWritten) {
+  for (const auto& c : kCases) {
+    SCOPED_TRACE(c.file);
+    const auto r = import_file(c, "-");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find(c.what), std::string::npos) << r.err;
+  }
+}
+
 TEST(ImportBadInput, EveryFileInTheDirectoryHasACase) {
   size_t files = 0;
   for (const auto& e : fs::directory_iterator(source_path("fixtures/bad-input"))) {

@@ -37,20 +37,21 @@ bool refused(F&& parse) {
 }
 
 // The snapshot bytes of `text` imported by the in-memory parser, or by the
-// split path (what `import` runs: rules parsed in chunks, here of 64 bytes,
-// and rendered to rule text), or "refused: MESSAGE".
+// split path (what `import` runs: declarations read in parts, here of 64
+// bytes, rules parsed and rendered as the snapshot is written), or
+// "refused: MESSAGE".
 std::string imported(std::string_view text, bool split) {
   model::Snapshot s;
-  model::RuleTextBuffer rule_text;
+  importer::IptablesSaveRules rule_text;
   try {
-    s.netfilter.tables = split ? importer::parse_iptables_save(text, "fuzz", {}, rule_text, 64)
+    s.netfilter.tables = split ? importer::parse_iptables_save(test::file_bytes(text), "fuzz", {}, rule_text, 64)
                                : importer::parse_iptables_save(text, "fuzz", {});
+    s.netfilter.collected = true;
+    model::canonicalize(s);
+    return test::snapshot_text(s, &rule_text);
   } catch (const InputError& e) {
     return std::string("refused: ") + e.what();
   }
-  s.netfilter.collected = true;
-  model::canonicalize(s);
-  return test::snapshot_text(s, &rule_text);
 }
 
 // Both parsers, which must agree byte for byte (the in-memory one is the

@@ -20,20 +20,21 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The snapshot file an import of `text` alone would write, or "error: MESSAGE".
+// The snapshot file an import of `text` alone would write, or "error: MESSAGE"
+// (the split path finds a bad rule only as the snapshot is written).
 std::string import_text(const std::string& text, bool split, size_t chunk_bytes, bool* used_rule_text = nullptr) {
   model::Snapshot s;
-  model::RuleTextBuffer rule_text;
+  IptablesSaveRules rule_text;
   try {
-    s.netfilter.tables = split ? parse_iptables_save(text, "f", {}, rule_text, chunk_bytes)
+    s.netfilter.tables = split ? parse_iptables_save(test::file_bytes(text), "f", {}, rule_text, chunk_bytes)
                                : parse_iptables_save(text, "f", {});
+    s.netfilter.collected = true;
+    model::canonicalize(s);
+    if (used_rule_text) *used_rule_text = !rule_text.empty();
+    return test::snapshot_text(s, &rule_text);
   } catch (const InputError& e) {
     return std::string("error: ") + e.what();
   }
-  s.netfilter.collected = true;
-  model::canonicalize(s);
-  if (used_rule_text) *used_rule_text = !rule_text.empty();
-  return test::snapshot_text(s, &rule_text);
 }
 
 void expect_same(const std::string& text, const std::string& what, bool expect_split_used) {
@@ -125,6 +126,31 @@ TEST(ImportSplit, SaveShapedCornersGiveTheSameSnapshot) {
       {"counters on rules", "*nat\n:A - [0:0]\n[5:300] -A A -p tcp -m tcp --dport 80 -j ACCEPT\nCOMMIT\n"},
   };
   for (const auto& [what, text] : cases) expect_same(text, what, what != std::string("a table without rules"));
+}
+
+// A bad rule in a save-shaped input is found only as the rules are written
+// (or checked, before writing to stdout): the message is the reference's.
+TEST(ImportSplit, ABadRuleFailsAsWrittenWithTheReferenceMessage) {
+  const std::string text = "*nat\n:A - [0:0]\n:B - [0:0]\n-A A -j B\n-A B -j RETURN\n-A B --bogus 1\nCOMMIT\n";
+  std::string reference;
+  try {
+    parse_iptables_save(text, "f", {});
+  } catch (const InputError& e) {
+    reference = e.what();
+  }
+  ASSERT_EQ(reference.rfind("f:6: option '--bogus' belongs to no match", 0), 0u) << reference;
+  IptablesSaveRules rules;
+  const auto tables = parse_iptables_save(test::file_bytes(text), "f", {}, rules, 1);
+  ASSERT_FALSE(rules.empty());  // the split path took it
+  ASSERT_EQ(tables.size(), 1u);
+  EXPECT_EQ(tables[0].chains[1].rule_count, 2u);
+  try {
+    rules.check();
+    ADD_FAILURE() << "check() passed a bad rule";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), reference);
+  }
+  EXPECT_EQ(import_text(text, true, 1), "error: " + reference);
 }
 
 // iptables-restore input and other shapes the split path hands back to the

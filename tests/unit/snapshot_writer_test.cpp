@@ -7,11 +7,14 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <functional>
+#include <map>
 #include <sstream>
 
 #include "model/json.h"
 #include "model/snapshot_writer.h"
 #include "tests/support/snapshot_text.h"
+#include "util/error.h"
 
 namespace dpscope::model {
 namespace {
@@ -115,16 +118,29 @@ TEST(SnapshotWriter, EmptySnapshotAndNoTables) {
   EXPECT_EQ(streamed(s), model::to_json(s).dump(1) + "\n");
 }
 
+// Rules rendered outside the model, by chain name (as an import's or a
+// spool's): a chain named in `bad` throws instead, as a rule text that finds
+// bad input while written does.
+class RenderedRules : public model::RuleText {
+ public:
+  std::map<std::string, std::string> text;
+  std::string bad;
+  bool write_to(const model::Table&, size_t, const model::Chain& chain,
+                const std::function<void(std::string_view)>& sink) const override {
+    if (chain.name == bad) throw InputError("f", 7, "bad rule");
+    const auto it = text.find(chain.name);
+    if (it == text.end() || it->second.empty()) return false;
+    sink(it->second);
+    return true;
+  }
+};
+
 // A table with tens of thousands of chains is rendered in parallel slices;
 // the result must be what to_json() says, whether the rules are in memory or
-// in a RuleTextBuffer (an import's), chains with and without rules mixed.
+// rendered elsewhere (model::RuleText), chains with and without rules mixed.
 TEST(SnapshotWriter, LargeTablesInParallelSlicesKeepTheContent) {
   model::Snapshot full;
   full.netfilter.collected = true;
-  model::RuleTextBuffer buffer;
-  std::vector<model::RuleTextBuffer::ChainText> texts;
-  std::string block;
-  std::vector<std::pair<size_t, size_t>> spans;
   for (const char* name : {"nat", "filter"}) {
     model::Table t;
     t.family = "ip";
@@ -134,7 +150,7 @@ TEST(SnapshotWriter, LargeTablesInParallelSlicesKeepTheContent) {
       char chain_name[32];
       std::snprintf(chain_name, sizeof chain_name, "KUBE-SEP-%06d", i);
       c.name = chain_name;
-      for (int k = 0; k < i % 3; ++k) {
+      for (int k = 0; k < (i == 20000 ? 3000 : i % 3); ++k) {  // one long chain: written by the writer itself
         model::Rule r;
         r.position = static_cast<uint32_t>(k + 1);
         r.match.comment = "ns/svc" + std::to_string(i);
@@ -151,37 +167,33 @@ TEST(SnapshotWriter, LargeTablesInParallelSlicesKeepTheContent) {
   }
   EXPECT_EQ(nlohmann::json::parse(streamed(full)), model::to_json(full));
 
-  // The same snapshot with the nat table's rules rendered into a RuleTextBuffer.
+  // The same snapshot with the nat table's rules rendered outside it.
   model::Snapshot lean = full;
   auto& nat = lean.netfilter.tables[0];
-  model::RuleLines lines;
+  RenderedRules rendered;
   for (auto& c : nat.chains) {
-    const size_t at = lines.size();
+    model::RuleLines lines;
     lines.start_chain();
     for (const auto& r : c.rules) lines.add(r);
-    spans.emplace_back(at, lines.size() - at);
+    rendered.text[c.name] = lines.text();
     c.rules.clear();
   }
-  const uint64_t kept = buffer.store(lines.text());
-  for (size_t i = 0; i < nat.chains.size(); ++i) {
-    texts.push_back({nat.chains[i].name, kept + spans[i].first, spans[i].second});
-  }
-  buffer.add_table(nat.backend, nat.family, nat.name, texts);
-  EXPECT_EQ(test::snapshot_text(lean, &buffer), streamed(full));
-  // To a real file, read back from the buffer's temporary file.
+  EXPECT_EQ(test::snapshot_text(lean, &rendered), streamed(full));
+  // To a real file (a long chain's text goes to it directly).
   std::FILE* f = std::tmpfile();
   ASSERT_NE(f, nullptr);
-  model::write_snapshot(lean, f, &buffer);
+  model::write_snapshot(lean, f, &rendered);
   std::fflush(f);
   std::string written(static_cast<size_t>(std::ftell(f)), '\0');
   std::rewind(f);
   ASSERT_EQ(std::fread(written.data(), 1, written.size(), f), written.size());
   std::fclose(f);
   EXPECT_EQ(written, streamed(full));
-  // Chains reordered after add_table(): found by name instead of by index.
-  std::reverse(nat.chains.begin(), nat.chains.end());
-  std::reverse(full.netfilter.tables[0].chains.begin(), full.netfilter.tables[0].chains.end());
-  EXPECT_EQ(test::snapshot_text(lean, &buffer), streamed(full));
+  // An error found while a slice is rendered on another thread reaches the caller as it was thrown.
+  for (const char* bad : {"KUBE-SEP-000007", "KUBE-SEP-020000", "KUBE-SEP-030010"}) {
+    rendered.bad = bad;
+    EXPECT_THROW(test::snapshot_text(lean, &rendered), InputError) << bad;
+  }
 }
 
 TEST(SnapshotWriter, InvalidUtf8BecomesReplacementCharacter) {
