@@ -66,7 +66,7 @@ class IptablesSaveRules : public model::RuleText {
 
   struct Input;  // one input file: its text, origin and options
   struct Table;  // one table of it: where each chain's lines are, its chain names
-  void add(std::unique_ptr<Table> table);
+  void add(std::unique_ptr<Table> table);  // a table the split parse made
 
  private:
   const Table* find_table(const model::Table& table) const;
@@ -74,13 +74,15 @@ class IptablesSaveRules : public model::RuleText {
 };
 
 // The same, for large files: when the text has iptables-save's shape (each
-// table's ":CHAIN" lines, then only "-A CHAIN" lines with each chain's rules
-// together), only the declarations are parsed here and each chain's lines are
-// found (the tables' chains get rule_count, no rules); `rules` keeps `text`
-// and renders the rules when the snapshot is written. Anything else --
-// restore commands, a chain's rules in two places -- runs the in-memory
-// parser on the whole file instead, so the result and every error message are
-// those of parse_iptables_save(). `chunk_bytes` is the least declaration text
+// table's ":CHAIN" lines, then right after them only "-A CHAIN" lines with
+// each chain's rules together), only the declarations are parsed here and
+// each chain's lines are found (the tables' chains get rule_count, no rules);
+// `rules` keeps `text` and parses and renders the rules when the snapshot is
+// written. Anything else -- restore commands, a chain's rules in two places --
+// runs the in-memory parser on the whole file instead, so the result and
+// every error message are those of parse_iptables_save() (a bad rule in text
+// of that shape is found as it is written, with that message: see
+// IptablesSaveRules). `chunk_bytes` is the least declaration text
 // worth a thread (tests make it small to split small inputs). A mapped input's
 // pages are handed back (model::FileBytes::release) as each part is done with.
 std::vector<model::Table> parse_iptables_save(std::shared_ptr<const model::FileBytes> text, const std::string& origin,

@@ -1334,7 +1334,7 @@ class Parser {
             if (close == std::string_view::npos || !parse_counters(line.substr(0, close + 1), k)) return found;
           }
           const std::string_view name = appended_chain(line);
-          if (name != run_name) {
+          if (found.runs.empty() || name != run_name) {
             // A name tokenize() would cut elsewhere, or that -A refuses.
             if (!valid_chain_name(name) || name.find_first_of("\t\"") != std::string_view::npos) return found;
             if (found.runs.size() == chains) return found;

@@ -160,6 +160,8 @@ TEST(ImportSplit, RestoreInputFallsBackToTheSameResult) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"a chain's rules in two places", head + "-A A -j B\n-A B -j RETURN\n-A A -j ACCEPT\nCOMMIT\n"},
       {"-N after rules", head + "-A A -j B\n-N C\n-A C -j A\nCOMMIT\n"},
+      {"-N right after the declarations", head + "-N C\n-A C -j A\nCOMMIT\n"},
+      {"--append", head + "--append A -j B\nCOMMIT\n"},
       {"-I", head + "-A A -j B\n-I A 1 -j ACCEPT\nCOMMIT\n"},
       {"-X", head + "-A A -j B\n-X B\nCOMMIT\n"},
       {"-F", head + "-A A -j B\n-F A\n-A A -j DROP\nCOMMIT\n"},
