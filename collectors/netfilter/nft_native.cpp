@@ -230,8 +230,36 @@ const char* transport_name(uint8_t proto) {
 }
 
 // json.c limit_stmt_json: rate, burst and unit as the kernel holds them.
+// statement.c get_rate: a byte count in the largest unit that divides it.
+std::pair<uint64_t, const char*> data_rate(uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"bytes", "kbytes", "mbytes"};
+  size_t u = 0;
+  while (u + 1 < std::size(kUnits) && bytes != 0 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    ++u;
+  }
+  return {bytes, kUnits[u]};
+}
+
+// json.c quota_stmt_json: bytes and what is used of them (runtime state,
+// printed when not zero), in the largest unit that divides them.
+json quota_json(const AttrTable& tb) {
+  const auto [val, unit] = data_rate(be64(tb[NFTA_QUOTA_BYTES]));
+  json q = {{"val", val}, {"val_unit", unit}};
+  if (const uint64_t used = be64(tb[NFTA_QUOTA_CONSUMED]); used != 0) {
+    const auto [u, uu] = data_rate(used);
+    q["used"] = u;
+    q["used_unit"] = uu;
+  }
+  const uint32_t f = be32(tb[NFTA_QUOTA_FLAGS]);
+  if (f & ~static_cast<uint32_t>(NFT_QUOTA_F_INV | NFT_QUOTA_F_DEPLETED)) unknown("quota flags " + std::to_string(f));
+  if (f & NFT_QUOTA_F_INV) q["inv"] = true;
+  return {{"quota", q}};
+}
+
 json limit_json(const AttrTable& tb) {
-  if (be32(tb[NFTA_LIMIT_TYPE]) != NFT_LIMIT_PKTS) unknown("a limit of bytes");
+  const uint32_t type = be32(tb[NFTA_LIMIT_TYPE]);
+  if (type != NFT_LIMIT_PKTS && type != NFT_LIMIT_PKT_BYTES) unknown("a limit of type " + std::to_string(type));
   const char* per = nullptr;
   switch (be64(tb[NFTA_LIMIT_UNIT])) {
     case 1: per = "second"; break;
@@ -244,6 +272,15 @@ json limit_json(const AttrTable& tb) {
   const uint32_t f = be32(tb[NFTA_LIMIT_FLAGS]);
   if (f & ~static_cast<uint32_t>(NFT_LIMIT_F_INV)) unknown("limit flags " + std::to_string(f));
   json body = {{"rate", be64(tb[NFTA_LIMIT_RATE])}, {"burst", be32(tb[NFTA_LIMIT_BURST])}, {"per", per}};
+  if (type == NFT_LIMIT_PKT_BYTES) {
+    // json.c limit_stmt_json: rate and burst in their units (get_rate).
+    const auto [rate, rate_unit] = data_rate(be64(tb[NFTA_LIMIT_RATE]));
+    const auto [burst, burst_unit] = data_rate(be32(tb[NFTA_LIMIT_BURST]));
+    body["rate"] = rate;
+    body["burst"] = burst;
+    body["rate_unit"] = rate_unit;
+    body["burst_unit"] = burst_unit;
+  }
   if (f & NFT_LIMIT_F_INV) body["inv"] = true;
   return {{"limit", body}};
 }
@@ -296,6 +333,7 @@ class Decoder {
     if (name == "notrack") return emit({{"notrack", nullptr}});
     if (name == "limit") return emit(limit_json(tb));
     if (name == "connlimit") return emit(connlimit_json(tb));
+    if (name == "quota") return emit(quota_json(tb));
     if (name == "log") return log(tb);
     if (name == "objref") return objref(tb);
     if (name == "byteorder") return byteorder(tb);
@@ -1469,6 +1507,7 @@ class Decoder {
     if (name == "counter") return {{"counter", nullptr}};
     if (name == "limit") return limit_json(tb);
     if (name == "connlimit") return connlimit_json(tb);
+    if (name == "quota") return quota_json(tb);
     unknown("a set statement with a \"" + std::string(name) + "\" statement");
   }
 
@@ -1723,21 +1762,6 @@ class Decoder {
 
 }  // namespace
 
-namespace {
-
-// statement.c/json.c get_rate: a byte count in the largest unit that divides it.
-std::pair<uint64_t, const char*> byte_rate(uint64_t bytes) {
-  static constexpr const char* kUnits[] = {"bytes", "kbytes", "mbytes"};
-  size_t u = 0;
-  while (u + 1 < std::size(kUnits) && bytes != 0 && bytes % 1024 == 0) {
-    bytes /= 1024;
-    ++u;
-  }
-  return {bytes, kUnits[u]};
-}
-
-}  // namespace
-
 json element_statements(const nlattr* expressions) {
   json list = json::array();
   for_each_expression(expressions, [&](std::string_view name, const AttrTable& tb) {
@@ -1747,15 +1771,7 @@ json element_statements(const nlattr* expressions) {
     } else if (name == "limit") {
       out.update(limit_json(tb));
     } else if (name == "quota") {
-      const auto [val, unit] = byte_rate(be64(tb[NFTA_QUOTA_BYTES]));
-      json q = {{"val", val}, {"val_unit", unit}};
-      if (const uint64_t used = be64(tb[NFTA_QUOTA_CONSUMED]); used != 0) {
-        const auto [u, uu] = byte_rate(used);
-        q["used"] = u;
-        q["used_unit"] = uu;
-      }
-      if (be32(tb[NFTA_QUOTA_FLAGS]) & NFT_QUOTA_F_INV) q["inv"] = true;
-      out["quota"] = q;
+      out = quota_json(tb);
     } else if (name == "connlimit") {
       out = connlimit_json(tb);
     } else {

@@ -727,5 +727,33 @@ table bridge b {
   EXPECT_EQ(r.printed, 26u);
 }
 
+// Limits of bytes and quotas (json.c limit_stmt_json, quota_stmt_json:
+// rates in the largest unit that divides them, statement.c get_rate), in
+// rules and on a set statement's elements.
+TEST(NftNativeForms, ByteLimitsAndQuotas) {
+  DPS_REQUIRE_ROOT();
+  const FormsResult r = live_texts_are_nfts("nf-limit", R"(
+table inet t {
+	set s {
+		type ipv4_addr
+		flags dynamic
+	}
+	chain c {
+		limit rate 1 mbytes/second accept
+		limit rate over 1024 bytes/second burst 512 bytes accept
+		limit rate 10 kbytes/minute accept
+		quota 1000 bytes accept
+		quota over 1 mbytes accept
+		quota 2048 bytes used 1024 bytes accept
+		add @s { ip saddr quota 1000 bytes } accept
+		add @s { ip saddr limit rate 10 kbytes/second } accept
+	}
+}
+)");
+  EXPECT_EQ(r.rules, 8u);
+  EXPECT_EQ(r.printed, 8u);
+  EXPECT_TRUE(r.exported);
+}
+
 }  // namespace
 }  // namespace dpscope::test
