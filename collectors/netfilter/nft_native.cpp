@@ -688,7 +688,12 @@ class Decoder {
     const uint32_t op = be32(tb[NFTA_EXTHDR_OP]);
     const uint8_t type = mnl_attr_get_u8(tb[NFTA_EXTHDR_TYPE]);
     const uint32_t offset = be32(tb[NFTA_EXTHDR_OFFSET]) * 8, len = be32(tb[NFTA_EXTHDR_LEN]) * 8;
-    if (tb[NFTA_EXTHDR_FLAGS] && be32(tb[NFTA_EXTHDR_FLAGS]) != 0) unknown("an exthdr expression with flags (exists, missing)");
+    // NFT_EXTHDR_F_PRESENT: a test of the header's or option's presence
+    // (`tcp option maxseg exists`), a boolean; json.c leaves the field out.
+    const uint32_t xflags = tb[NFTA_EXTHDR_FLAGS] ? be32(tb[NFTA_EXTHDR_FLAGS]) : 0;
+    if (xflags & ~static_cast<uint32_t>(NFT_EXTHDR_F_PRESENT)) unknown("exthdr flags " + std::to_string(xflags));
+    const bool present = xflags & NFT_EXTHDR_F_PRESENT;
+    if (present && tb[NFTA_EXTHDR_SREG]) unknown("an exthdr write of a presence");
     const bool tcp = op == NFT_EXTHDR_OP_TCPOPT;
     if (!tcp && op != NFT_EXTHDR_OP_IPV6) unknown("an exthdr expression of op " + std::to_string(op));
     const Desc* desc = nullptr;
@@ -703,8 +708,9 @@ class Decoder {
     if (field == nullptr) unknown(std::string("an exthdr expression of ") + desc->name + " at bit " + std::to_string(offset));
     Value v;
     v.kind = Value::kExpr;
-    v.expr = {{tcp ? "tcp option" : "exthdr", {{"name", desc->name}, {"field", field->field}}}};
-    v.type = field->type;
+    v.expr = {{tcp ? "tcp option" : "exthdr", {{"name", desc->name}}}};
+    if (!present) v.expr.begin().value()["field"] = field->field;
+    v.type = present ? kBoolean : field->type;
     v.len = len / 8;
     v.dependency = tcp ? transport_dependency_ : network_dependency_;
     if (tb[NFTA_EXTHDR_SREG]) {
@@ -922,6 +928,7 @@ class Decoder {
     if (op > NFT_CMP_GTE) unknown("cmp op " + std::to_string(op));
     std::string data(data_value(tb[NFTA_CMP_DATA]));
     if (swapped) data = host_order(data, l.len);
+    if (l.type == kBoolean && op != NFT_CMP_EQ) unknown("a presence test other than exists or missing");
     // netlink_delinearize.c netlink_parse_cmp: a value shorter than the
     // register's is a prefix of it (`ct reply ip daddr 10.0.0.0/8`), except
     // for a string (a name's wildcard, "eth*").

@@ -455,7 +455,7 @@ table inet filter {
 // exthdr_init_raw, tcpopt_init_raw) of whole-byte fields, compared, in a
 // set, written (`tcp option maxseg size set rt mtu`, rt.c's mtu); the
 // protocol match they imply left out (exthdr_dependency_kill). A bit field
-// (frag more-fragments), a presence test, a routing header type nft finds
+// (frag more-fragments), a routing header type nft finds
 // by searching (srh sid[1]) and mh stay undecoded.
 TEST(NftNativeForms, ExtensionHeadersAndTcpOptions) {
   DPS_REQUIRE_ROOT();
@@ -480,7 +480,7 @@ table inet t {
 }
 )");
   EXPECT_EQ(r.rules, 14u);
-  EXPECT_EQ(r.printed, 10u);
+  EXPECT_EQ(r.printed, 11u);
 }
 
 // Several statements on a set's elements (a limit and a counter), listed
@@ -752,6 +752,27 @@ table inet t {
 )");
   EXPECT_EQ(r.rules, 8u);
   EXPECT_EQ(r.printed, 8u);
+  EXPECT_TRUE(r.exported);
+}
+
+// Presence tests of IPv6 extension headers and TCP options (NFT_EXTHDR_F_PRESENT:
+// a boolean, exists or missing).
+TEST(NftNativeForms, ExtensionHeaderPresence) {
+  DPS_REQUIRE_ROOT();
+  const FormsResult r = live_texts_are_nfts("nf-exists", R"(
+table inet t {
+	chain c {
+		tcp option maxseg exists accept
+		tcp option sack-perm missing accept
+		tcp option window exists accept
+		exthdr hbh exists accept
+		exthdr frag missing accept
+		exthdr rt exists accept
+	}
+}
+)");
+  EXPECT_EQ(r.rules, 6u);
+  EXPECT_EQ(r.printed, 6u);
   EXPECT_TRUE(r.exported);
 }
 
