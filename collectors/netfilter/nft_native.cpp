@@ -230,8 +230,8 @@ const char* transport_name(uint8_t proto) {
 }
 
 // json.c limit_stmt_json: rate, burst and unit as the kernel holds them.
-// statement.c/json.c get_rate: a byte count in the largest unit that divides it.
-std::pair<uint64_t, const char*> byte_rate(uint64_t bytes) {
+// statement.c get_rate: a byte count in the largest unit that divides it.
+std::pair<uint64_t, const char*> data_rate(uint64_t bytes) {
   static constexpr const char* kUnits[] = {"bytes", "kbytes", "mbytes"};
   size_t u = 0;
   while (u + 1 < std::size(kUnits) && bytes != 0 && bytes % 1024 == 0) {
@@ -239,6 +239,22 @@ std::pair<uint64_t, const char*> byte_rate(uint64_t bytes) {
     ++u;
   }
   return {bytes, kUnits[u]};
+}
+
+// json.c quota_stmt_json: bytes and what is used of them (runtime state,
+// printed when not zero), in the largest unit that divides them.
+json quota_json(const AttrTable& tb) {
+  const auto [val, unit] = data_rate(be64(tb[NFTA_QUOTA_BYTES]));
+  json q = {{"val", val}, {"val_unit", unit}};
+  if (const uint64_t used = be64(tb[NFTA_QUOTA_CONSUMED]); used != 0) {
+    const auto [u, uu] = data_rate(used);
+    q["used"] = u;
+    q["used_unit"] = uu;
+  }
+  const uint32_t f = be32(tb[NFTA_QUOTA_FLAGS]);
+  if (f & ~static_cast<uint32_t>(NFT_QUOTA_F_INV | NFT_QUOTA_F_DEPLETED)) unknown("quota flags " + std::to_string(f));
+  if (f & NFT_QUOTA_F_INV) q["inv"] = true;
+  return {{"quota", q}};
 }
 
 json limit_json(const AttrTable& tb) {
@@ -256,15 +272,16 @@ json limit_json(const AttrTable& tb) {
   const uint32_t f = be32(tb[NFTA_LIMIT_FLAGS]);
   if (f & ~static_cast<uint32_t>(NFT_LIMIT_F_INV)) unknown("limit flags " + std::to_string(f));
   json body = {{"rate", be64(tb[NFTA_LIMIT_RATE])}, {"burst", be32(tb[NFTA_LIMIT_BURST])}, {"per", per}};
-  if (f & NFT_LIMIT_F_INV) body["inv"] = true;
-  if (type == NFT_LIMIT_PKT_BYTES) {  // json.c limit_stmt_json: both in the largest unit that divides them
-    const auto [rate, rate_unit] = byte_rate(be64(tb[NFTA_LIMIT_RATE]));
-    const auto [burst, burst_unit] = byte_rate(be32(tb[NFTA_LIMIT_BURST]));
+  if (type == NFT_LIMIT_PKT_BYTES) {
+    // json.c limit_stmt_json: rate and burst in their units (get_rate).
+    const auto [rate, rate_unit] = data_rate(be64(tb[NFTA_LIMIT_RATE]));
+    const auto [burst, burst_unit] = data_rate(be32(tb[NFTA_LIMIT_BURST]));
     body["rate"] = rate;
-    body["rate_unit"] = rate_unit;
     body["burst"] = burst;
+    body["rate_unit"] = rate_unit;
     body["burst_unit"] = burst_unit;
   }
+  if (f & NFT_LIMIT_F_INV) body["inv"] = true;
   return {{"limit", body}};
 }
 
@@ -320,6 +337,7 @@ class Decoder {
     }
     if (name == "limit") return emit(limit_json(tb));
     if (name == "connlimit") return emit(connlimit_json(tb));
+    if (name == "quota") return emit(quota_json(tb));
     if (name == "log") return log(tb);
     if (name == "objref") return objref(tb);
     if (name == "byteorder") return byteorder(tb);
@@ -674,7 +692,12 @@ class Decoder {
     const uint32_t op = be32(tb[NFTA_EXTHDR_OP]);
     const uint8_t type = mnl_attr_get_u8(tb[NFTA_EXTHDR_TYPE]);
     const uint32_t offset = be32(tb[NFTA_EXTHDR_OFFSET]) * 8, len = be32(tb[NFTA_EXTHDR_LEN]) * 8;
-    if (tb[NFTA_EXTHDR_FLAGS] && be32(tb[NFTA_EXTHDR_FLAGS]) != 0) unknown("an exthdr expression with flags (exists, missing)");
+    // NFT_EXTHDR_F_PRESENT: a test of the header's or option's presence
+    // (`tcp option maxseg exists`), a boolean; json.c leaves the field out.
+    const uint32_t xflags = tb[NFTA_EXTHDR_FLAGS] ? be32(tb[NFTA_EXTHDR_FLAGS]) : 0;
+    if (xflags & ~static_cast<uint32_t>(NFT_EXTHDR_F_PRESENT)) unknown("exthdr flags " + std::to_string(xflags));
+    const bool present = xflags & NFT_EXTHDR_F_PRESENT;
+    if (present && tb[NFTA_EXTHDR_SREG]) unknown("an exthdr write of a presence");
     const bool tcp = op == NFT_EXTHDR_OP_TCPOPT;
     if (!tcp && op != NFT_EXTHDR_OP_IPV6) unknown("an exthdr expression of op " + std::to_string(op));
     const Desc* desc = nullptr;
@@ -689,8 +712,9 @@ class Decoder {
     if (field == nullptr) unknown(std::string("an exthdr expression of ") + desc->name + " at bit " + std::to_string(offset));
     Value v;
     v.kind = Value::kExpr;
-    v.expr = {{tcp ? "tcp option" : "exthdr", {{"name", desc->name}, {"field", field->field}}}};
-    v.type = field->type;
+    v.expr = {{tcp ? "tcp option" : "exthdr", {{"name", desc->name}}}};
+    if (!present) v.expr.begin().value()["field"] = field->field;
+    v.type = present ? kBoolean : field->type;
     v.len = len / 8;
     v.dependency = tcp ? transport_dependency_ : network_dependency_;
     if (tb[NFTA_EXTHDR_SREG]) {
@@ -912,6 +936,7 @@ class Decoder {
     if (op > NFT_CMP_GTE) unknown("cmp op " + std::to_string(op));
     std::string data(data_value(tb[NFTA_CMP_DATA]));
     if (swapped) data = host_order(data, l.len);
+    if (l.type == kBoolean && op != NFT_CMP_EQ) unknown("a presence test other than exists or missing");
     // netlink_delinearize.c netlink_parse_cmp: a value shorter than the
     // register's is a prefix of it (`ct reply ip daddr 10.0.0.0/8`), except
     // for a string (a name's wildcard, "eth*").
@@ -1497,6 +1522,7 @@ class Decoder {
     if (name == "counter") return {{"counter", nullptr}};
     if (name == "limit") return limit_json(tb);
     if (name == "connlimit") return connlimit_json(tb);
+    if (name == "quota") return quota_json(tb);
     unknown("a set statement with a \"" + std::string(name) + "\" statement");
   }
 
@@ -1764,10 +1790,6 @@ class Decoder {
 
 }  // namespace
 
-namespace {
-
-}  // namespace
-
 json element_statements(const nlattr* expressions) {
   json list = json::array();
   for_each_expression(expressions, [&](std::string_view name, const AttrTable& tb) {
@@ -1777,15 +1799,7 @@ json element_statements(const nlattr* expressions) {
     } else if (name == "limit") {
       out.update(limit_json(tb));
     } else if (name == "quota") {
-      const auto [val, unit] = byte_rate(be64(tb[NFTA_QUOTA_BYTES]));
-      json q = {{"val", val}, {"val_unit", unit}};
-      if (const uint64_t used = be64(tb[NFTA_QUOTA_CONSUMED]); used != 0) {
-        const auto [u, uu] = byte_rate(used);
-        q["used"] = u;
-        q["used_unit"] = uu;
-      }
-      if (be32(tb[NFTA_QUOTA_FLAGS]) & NFT_QUOTA_F_INV) q["inv"] = true;
-      out["quota"] = q;
+      out = quota_json(tb);
     } else if (name == "connlimit") {
       out = connlimit_json(tb);
     } else {

@@ -181,6 +181,11 @@ json value(uint32_t type, Order order, std::string_view b) {
                      {0x22, "af41"}, {0x24, "af42"}, {0x26, "af43"}, {0x2c, "va"}, {0x2e, "ef"}},
                     true);
     case kEcn: return symbol(integer(b, Order::Big), {{0, "not-ect"}, {1, "ect1"}, {2, "ect0"}, {3, "ce"}}, true);
+    case kBoolean: {  // datatype.c boolean_type: json.c prints it as a JSON boolean
+      const uint64_t v = integer(b, Order::Host);
+      if (b.size() != 1 || v > 1) unknown("a boolean of another value");
+      return v == 1;
+    }
     case kPkttype:
       return symbol(integer(b, Order::Host), {{0, "host"}, {1, "broadcast"}, {2, "multicast"}, {3, "other"}});
     case kIcmpType:

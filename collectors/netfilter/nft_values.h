@@ -23,7 +23,7 @@ struct Unknown {
 enum Datatype : uint32_t {
   kInvalid = 0, kVerdict = 1, kNfproto = 2, kBitmask = 3, kInteger = 4, kString = 5, kIpaddr = 7, kIp6addr = 8,
   kEtheraddr = 9, kEthertype = 10, kInetProto = 12, kInetService = 13, kIcmpType = 14, kTcpFlag = 15, kMark = 19,
-  kIfindex = 20, kArphrd = 21, kClassid = 23, kCtState = 26, kCtDir = 27, kCtStatus = 28, kIcmp6Type = 29, kPkttype = 31, kDscp = 36, kEcn = 37, kFibAddr = 38,
+  kIfindex = 20, kArphrd = 21, kClassid = 23, kCtState = 26, kCtDir = 27, kCtStatus = 28, kIcmp6Type = 29, kPkttype = 31, kDscp = 36, kEcn = 37, kFibAddr = 38, kBoolean = 39,
   kIfname = 41,
 };
 

@@ -455,7 +455,7 @@ table inet filter {
 // exthdr_init_raw, tcpopt_init_raw) of whole-byte fields, compared, in a
 // set, written (`tcp option maxseg size set rt mtu`, rt.c's mtu); the
 // protocol match they imply left out (exthdr_dependency_kill). A bit field
-// (frag more-fragments), a presence test, a routing header type nft finds
+// (frag more-fragments), a routing header type nft finds
 // by searching (srh sid[1]) and mh stay undecoded.
 TEST(NftNativeForms, ExtensionHeadersAndTcpOptions) {
   DPS_REQUIRE_ROOT();
@@ -480,7 +480,7 @@ table inet t {
 }
 )");
   EXPECT_EQ(r.rules, 14u);
-  EXPECT_EQ(r.printed, 10u);
+  EXPECT_EQ(r.printed, 11u);
 }
 
 // Several statements on a set's elements (a limit and a counter), listed
@@ -725,6 +725,55 @@ table bridge b {
 )");
   EXPECT_EQ(r.rules, 28u);
   EXPECT_EQ(r.printed, 26u);
+}
+
+// Limits of bytes and quotas (json.c limit_stmt_json, quota_stmt_json:
+// rates in the largest unit that divides them, statement.c get_rate), in
+// rules and on a set statement's elements.
+TEST(NftNativeForms, ByteLimitsAndQuotas) {
+  DPS_REQUIRE_ROOT();
+  const FormsResult r = live_texts_are_nfts("nf-limit", R"(
+table inet t {
+	set s {
+		type ipv4_addr
+		flags dynamic
+	}
+	chain c {
+		limit rate 1 mbytes/second accept
+		limit rate over 1024 bytes/second burst 512 bytes accept
+		limit rate 10 kbytes/minute accept
+		quota 1000 bytes accept
+		quota over 1 mbytes accept
+		quota 2048 bytes used 1024 bytes accept
+		add @s { ip saddr quota 1000 bytes } accept
+		add @s { ip saddr limit rate 10 kbytes/second } accept
+	}
+}
+)");
+  EXPECT_EQ(r.rules, 8u);
+  EXPECT_EQ(r.printed, 8u);
+  EXPECT_TRUE(r.exported);
+}
+
+// Presence tests of IPv6 extension headers and TCP options (NFT_EXTHDR_F_PRESENT:
+// a boolean, exists or missing).
+TEST(NftNativeForms, ExtensionHeaderPresence) {
+  DPS_REQUIRE_ROOT();
+  const FormsResult r = live_texts_are_nfts("nf-exists", R"(
+table inet t {
+	chain c {
+		tcp option maxseg exists accept
+		tcp option sack-perm missing accept
+		tcp option window exists accept
+		exthdr hbh exists accept
+		exthdr frag missing accept
+		exthdr rt exists accept
+	}
+}
+)");
+  EXPECT_EQ(r.rules, 6u);
+  EXPECT_EQ(r.printed, 6u);
+  EXPECT_TRUE(r.exported);
 }
 
 }  // namespace
