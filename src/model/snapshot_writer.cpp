@@ -458,7 +458,7 @@ void write_chains(Writer& w, const Table& t, int level, const TableContext& ctx)
   // (~13 MB) are ~10 ms of rendering on two cores: enough to go on while one
   // worker is descheduled or this thread writes KUBE-SERVICES (20k rules at
   // 20k Services); with 8 slices the workers waited a third of the time.
-  const size_t in_flight = std::max<size_t>(32, 4 * threads);
+  const size_t in_flight = std::max<size_t>(8, 4 * threads);
   std::vector<std::string> text(in_flight);
   std::vector<char> ready(in_flight, 0);
   std::mutex mu;
