@@ -174,18 +174,6 @@ std::string minus_one(std::string v) {
   return v;
 }
 
-// The prefix length when lo..hi is one prefix (segtree.c range_mask_len:
-// from some bit on, lo has zeros where hi has ones, the bits before it
-// equal); -1 when it is not.
-int prefix_len(const std::string& lo, const std::string& hi) {
-  auto bit = [](const std::string& v, size_t i) { return (static_cast<uint8_t>(v[i / 8]) >> (7 - i % 8)) & 1; };
-  size_t len = lo.size() * 8;
-  while (len > 0 && bit(lo, len - 1) == 0 && bit(hi, len - 1) == 1) --len;
-  for (size_t i = 0; i < len; ++i) {
-    if (bit(lo, i) != bit(hi, i)) return -1;
-  }
-  return static_cast<int>(len);
-}
 
 // A field of an interval set: the kernel holds a host-endian number in
 // network order there (nft switches it before sending: netlink.c
@@ -551,6 +539,17 @@ json set_elements_json(const SetShape& set, const std::vector<KeyField>& key) {
     }
   }
   return out;
+}
+
+int prefix_len(const std::string& lo, const std::string& hi) {
+  if (lo.size() != hi.size()) return -1;
+  auto bit = [](const std::string& v, size_t i) { return (static_cast<uint8_t>(v[i / 8]) >> (7 - i % 8)) & 1; };
+  size_t len = lo.size() * 8;
+  while (len > 0 && bit(lo, len - 1) == 0 && bit(hi, len - 1) == 1) --len;
+  for (size_t i = 0; i < len; ++i) {
+    if (bit(lo, i) != bit(hi, i)) return -1;
+  }
+  return static_cast<int>(len);
 }
 
 }  // namespace dpscope::netfilter

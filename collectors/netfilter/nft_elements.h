@@ -109,4 +109,9 @@ std::vector<KeyField> declared_key(const SetShape& set);
 // nftval::Unknown for what it does not read.
 nlohmann::json set_elements_json(const SetShape& set, const std::vector<KeyField>& key);
 
+// The prefix length when lo..hi (network order, equal widths) is one prefix
+// (segtree.c range_mask_len, netlink.c range_expr_is_prefix: from some bit on,
+// lo has zeros where hi has ones, the bits before it equal); -1 when it is not.
+int prefix_len(const std::string& lo, const std::string& hi);
+
 }  // namespace dpscope::netfilter

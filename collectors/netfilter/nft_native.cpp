@@ -1651,18 +1651,6 @@ class Decoder {
     return true;
   }
 
-  // lo..hi as one prefix: its length, else -1 (netlink.c range_expr_is_prefix).
-  static int bytes_prefix(const std::string& lo, const std::string& hi) {
-    if (lo.size() != hi.size()) return -1;
-    auto bit = [](const std::string& v, size_t i) { return (static_cast<uint8_t>(v[i / 8]) >> (7 - i % 8)) & 1; };
-    size_t len = lo.size() * 8;
-    while (len > 0 && bit(lo, len - 1) == 0 && bit(hi, len - 1) == 1) --len;
-    for (size_t i = 0; i < len; ++i) {
-      if (bit(lo, i) != bit(hi, i)) return -1;
-    }
-    return static_cast<int>(len);
-  }
-
   json nat_range(const nlattr* min, const nlattr* max, uint32_t type) {
     const Value& lo = read(min);
     if (max && be32(max) != be32(min)) {
@@ -1672,7 +1660,7 @@ class Decoder {
       // as a prefix where it is one (range_expr_to_prefix; both ends equal:
       // a /32), of ports always as a range.
       if (type == kIpaddr || type == kIp6addr) {
-        const int plen = bytes_prefix(lo.bytes, hi.bytes);
+        const int plen = prefix_len(lo.bytes, hi.bytes);
         if (plen >= 0) {
           if (nat_port_present_) unknown("a nat address prefix with a port");
           return {{"prefix", {{"addr", value(type, Order::Big, lo.bytes)}, {"len", plen}}}};
