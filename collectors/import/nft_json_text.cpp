@@ -173,19 +173,28 @@ std::string verdict(const json& stmt) {
 std::string statement(const json& s, const std::string& family, bool stateless);
 std::string range(const json& b, const Type& t);
 
-std::string elem(const json& b, const Type& t) {
-  std::string out = expr(b.at("val"), t);
+// An element's statements, printed with their state as set_elem_expr_print
+// prints them, space-separated. nft -j merges an element's one statement
+// into the object (json.c set_elem_expr_json), whose key order JSON does not
+// keep: one prints as it is, two are refused. "stmt" (the live decoder's
+// form; nft -j has no such key) holds several, in their order.
+std::string element_statements(const json& b) {
+  std::string out;
   for (const auto& [k, v] : b.items()) {
     if (k == "val" || k == "timeout" || k == "expires" || k == "comment") continue;
-    // Any other key is the element's one statement, merged into the object
-    // and printed with its state, as set_elem_expr_print prints it; "stmt"
-    // (the live decoder's, nft -j has no such key) several, in their order.
+    if (!out.empty()) unknown("a set element with several statements");
     if (k == "stmt" && v.is_array()) {
-      for (const auto& s : v) out += " " + statement(s, "", false);
-      continue;
+      for (const auto& s : v) out += (out.empty() ? "" : " ") + statement(s, "", false);
+    } else {
+      out = statement(json{{k, v}}, "", false);
     }
-    out += " " + statement(json{{k, v}}, "", false);
   }
+  return out;
+}
+
+std::string elem(const json& b, const Type& t) {
+  std::string out = expr(b.at("val"), t);
+  if (const std::string stmts = element_statements(b); !stmts.empty()) out += " " + stmts;
   if (b.contains("timeout")) out += " timeout " + time_text(b["timeout"]);
   if (b.contains("expires")) out += " expires " + time_text(b["expires"]);
   if (b.contains("comment")) out += " comment " + quoted(b["comment"].get<std::string>());
@@ -739,18 +748,7 @@ NftElementText nft_set_element_text(const json& element, const std::vector<std::
     }
     if (is_kind(key, "elem")) {
       const json& b = key["elem"];
-      for (const auto& [k, v] : b.items()) {
-        if (k == "val" || k == "timeout" || k == "expires" || k == "comment") continue;
-        // Statements are merged into the object (json.c set_elem_expr_json),
-        // whose key order JSON does not keep: one prints as it is.
-        if (!out.statements.empty()) unknown("a set element with several statements");
-        if (k == "stmt" && v.is_array()) {
-          // Several, in their order (the live decoder's form; nft -j has none).
-          for (const auto& s : v) out.statements += (out.statements.empty() ? "" : " ") + statement(s, "", false);
-          continue;
-        }
-        out.statements = statement(json{{k, v}}, "", false);
-      }
+      out.statements = element_statements(b);
       out.key = expr(b.at("val"), kt);
       if (b.contains("timeout")) out.timeout = time_text(b["timeout"]);
       if (b.contains("comment")) {

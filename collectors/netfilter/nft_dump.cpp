@@ -872,8 +872,8 @@ void dump_contents(Attempt& a, const Options& options, std::vector<bool>& iptabl
       if (!r.text.empty()) {
         b.rules.push_back(r.text);
       } else if (b.unknown.empty()) {
-        const bool why = r.raw.rfind("text not printed (", 0) == 0;
-        b.unknown = why ? r.raw.substr(18, r.raw.find("): ") - 18) : "a rule without text";
+        const std::string_view why = text_unknown_reason(r);
+        b.unknown = why.empty() ? "a rule without text" : std::string(why);
       }
     }
   }

@@ -678,6 +678,9 @@ AttrTable rule_attrs(const nlmsghdr* nlh) {
   return tb;
 }
 
+// A native rule without text: raw is this, the reason, "): " and libnftnl's text.
+constexpr std::string_view kTextNotPrinted = "text not printed (";
+
 // iptables 1.8.9 nft.c nft_is_expr_compatible: an expression iptables-nft
 // writes (supported_exprs), or its limit and log forms. The same list stands
 // in 1.8.10 and 1.8.11; later iptables also refuses a bitwise shift.
@@ -738,7 +741,7 @@ model::Rule decode_nft_rule(const nlmsghdr* nlh, const RuleDecodeOptions& option
     }
     if (rule.text.empty()) {
       rule.undecoded = true;
-      rule.raw = "text not printed (" + why + "): " + nftnl_rule_text(nlh);
+      rule.raw = std::string(kTextNotPrinted) + why + "): " + nftnl_rule_text(nlh);
     }
   }
   if (!decoded) {
@@ -746,6 +749,13 @@ model::Rule decode_nft_rule(const nlmsghdr* nlh, const RuleDecodeOptions& option
     rule.raw = nftnl_rule_text(nlh);
   }
   return rule;
+}
+
+std::string_view text_unknown_reason(const model::Rule& rule) {
+  const std::string_view raw = rule.raw;
+  if (!rule.text.empty() || raw.substr(0, kTextNotPrinted.size()) != kTextNotPrinted) return {};
+  // The reason may hold parentheses of its own: it ends at the first "): ".
+  return raw.substr(kTextNotPrinted.size(), raw.find("): ") - kTextNotPrinted.size());
 }
 
 std::string nftnl_rule_text(const nlmsghdr* nlh) {

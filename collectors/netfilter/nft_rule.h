@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "collectors/netfilter/nft_native.h"
 #include "model/snapshot.h"
@@ -34,6 +35,10 @@ struct RuleDecodeOptions {
 // collector reads it as native nftables.
 model::Rule decode_nft_rule(const nlmsghdr* nlh, const RuleDecodeOptions& options,
                             bool* iptables_listable = nullptr);
+
+// Why a native rule has no text: the WHY of its raw "text not printed (WHY): ...";
+// "" for a rule with text, or an iptables-nft rule (its raw is libnftnl's text alone).
+std::string_view text_unknown_reason(const model::Rule& rule);
 
 // libnftnl's default text of the rule ("[ payload load 4b @ network header + 16 => reg 1 ] ..."),
 // or a sentence saying libnftnl could not parse it (an expression newer than libnftnl 1.2.4).
