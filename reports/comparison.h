@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,7 @@ struct Comparison {
   std::vector<Row> rows;
   std::vector<std::string> findings;     // plain sentences
   std::vector<ScaleSide> scale;          // one per side when filled (the HTML scale chart); else empty
+  std::optional<size_t> equal_rows_hidden;  // compare --diff-only: rows equal on every side left out (render.h)
   const Row* find(const std::string& id) const;
   // The distinct reasons of the unavailable / not collected cells, per section
   // and side, in row order.

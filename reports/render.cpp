@@ -93,6 +93,43 @@ Format format_from_string(const std::string& name) {
   throw std::invalid_argument("unknown format '" + name + "' (text, markdown, json, csv, html)");
 }
 
+// ---------------------------------------------------------------- differences only
+
+namespace {
+
+// Equal on every side: each value a number or a text, read in full, the same.
+// Two unknowns are no equality.
+bool equal_everywhere(const Row& r) {
+  for (const auto& v : r.values) {
+    if ((v.kind != Cell::Kind::Number && v.kind != Cell::Kind::Text) || v.incomplete) return false;
+    const auto& first = r.values.front();
+    if (v.kind != first.kind || v.number != first.number || v.text != first.text) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void hide_equal_rows(Comparison& c) {
+  size_t hidden = 0;
+  std::vector<Row> kept;
+  for (auto& r : c.rows) {
+    if (r.values.size() > 1 && equal_everywhere(r)) {
+      ++hidden;
+    } else {
+      kept.push_back(std::move(r));
+    }
+  }
+  c.rows = std::move(kept);
+  c.equal_rows_hidden = hidden;
+}
+
+std::string hidden_rows_sentence(const Comparison& c) {
+  const size_t n = c.equal_rows_hidden.value_or(0);
+  return "--diff-only: " + std::to_string(n) + " row" + (n == 1 ? "" : "s") + " equal on every side " +
+         (n == 1 ? "is" : "are") + " hidden";
+}
+
 // ---------------------------------------------------------------- text
 
 std::string render_text(const Comparison& c, const TextOptions& opt) {
@@ -169,6 +206,7 @@ std::string render_text(const Comparison& c, const TextOptions& opt) {
   for (size_t i = 0; i < n; ++i) {
     out += "  [" + std::to_string(i + 1) + "] " + heads[i] + ": " + escape_text(c.sides[i].source) + "\n";
   }
+  if (c.equal_rows_hidden) out += "  " + hidden_rows_sentence(c) + "\n";
   const std::vector<SectionGap> gaps = c.section_gaps();
   for (const auto& [section, rows] : by_section(c)) {
     out += "\n" + bold + section_title(section) + reset + "\n";
@@ -188,14 +226,17 @@ std::string render_text(const Comparison& c, const TextOptions& opt) {
         std::string line = "  " + pad(max_w > 0 ? cut_middle(label, lw) : label, lw, false);
         for (size_t i : l.groups[g]) line += "  " + pad(value_text(r->values[i], i), l.col_w[i], true);
         std::string note = escape_text(cell_note(*r));
-        // Notes give way first when the terminal is narrow.
+        // A note wider than the room beside the values goes under its row
+        // (wrapped with the sentences below), never cut: it is read, not scanned.
+        std::string note_below;
         if (max_w > 0 && !note.empty()) {
           size_t room = max_w > width(line) + 2 ? max_w - width(line) - 2 : 0;
-          if (width(note) > room) note = room >= 8 ? cut_before_number(note, room) : "";
+          if (width(note) > room) note_below = std::move(note), note.clear();
         }
         if (!note.empty()) line += "  " + dim + note + reset;
         while (!line.empty() && line.back() == ' ') line.pop_back();
         out += line + "\n";
+        if (!note_below.empty()) out += "      " + dim + note_below + reset + "\n";
       }
     }
     for (const auto& g : gaps) {
@@ -243,6 +284,7 @@ std::string render_markdown(const Comparison& c) {
   for (size_t i = 0; i < c.sides.size(); ++i) {
     out += "- **" + escape_markdown(c.sides[i].label) + "**: `" + escape_markdown(c.sides[i].source) + "`\n";
   }
+  if (c.equal_rows_hidden) out += "\n" + escape_markdown(hidden_rows_sentence(c)) + "\n";
   for (const auto& [section, rows] : by_section(c)) {
     out += "\n## " + escape_markdown(section_title(section)) + "\n\n| metric |";
     for (const auto& s : c.sides) out += " " + escape_markdown(s.label) + " |";
@@ -331,10 +373,12 @@ nlohmann::json to_json(const Comparison& c) {
     if (r.headline) row["headline"] = true;
     rows.push_back(std::move(row));
   }
-  return {{"schema", "dpscope.compare/v1"},
-          {"sides", std::move(sides)},
-          {"rows", std::move(rows)},
-          {"findings", c.findings}};
+  json out = {{"schema", "dpscope.compare/v1"},
+              {"sides", std::move(sides)},
+              {"rows", std::move(rows)},
+              {"findings", c.findings}};
+  if (c.equal_rows_hidden) out["equal_rows_hidden"] = *c.equal_rows_hidden;
+  return out;
 }
 
 std::string render_json(const Comparison& c) {

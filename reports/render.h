@@ -29,6 +29,13 @@ std::string render_html(const Comparison& c);
 
 std::string render(const Comparison& c, Format f, const TextOptions& opt = {});
 
+// compare --diff-only: drops the rows whose value is the same number or text on
+// every side (a row with an unavailable, not collected or incomplete value is
+// kept: two unknowns are not equal) and counts them in equal_rows_hidden,
+// which every format but CSV states.
+void hide_equal_rows(Comparison& c);
+std::string hidden_rows_sentence(const Comparison& c);
+
 // Sections of a comparison in display order (the seed rows first), and their titles.
 std::vector<std::string> section_order(const Comparison& c);
 std::string section_title(const std::string& section);

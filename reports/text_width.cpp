@@ -19,7 +19,7 @@ size_t resolve_width(std::optional<size_t> flag, std::optional<size_t> tty_colum
       return static_cast<size_t>(v);
     }
   }
-  return 0;
+  return kNotATerminalWidth;
 }
 
 size_t output_width(std::optional<size_t> flag, bool to_stdout) {

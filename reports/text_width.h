@@ -11,9 +11,13 @@
 
 namespace dpscope::reports {
 
+// The width of text output that goes to a pipe or a file: a reader's pager or
+// editor, a diff, a review comment; never a 300-column line.
+constexpr size_t kNotATerminalWidth = 100;
+
 // The width text output must fit, 0 = no limit. An explicit --width wins;
 // else the terminal's columns when stdout is a terminal; else $COLUMNS when it
-// is a positive number; else no limit (files, pipes: the golden form).
+// is a positive number; else kNotATerminalWidth (files, pipes: the golden form).
 size_t resolve_width(std::optional<size_t> flag, std::optional<size_t> tty_columns, const char* columns_env);
 // The same for this process: stdout's terminal size (TIOCGWINSZ) and
 // $COLUMNS, neither when the output goes to a file (-o).

@@ -464,11 +464,12 @@ void collect(model::Snapshot& snapshot, const Options& options) {
   std::vector<std::string> roots = options.bpffs_roots;
   if (roots.empty()) roots = mounts_of_type("bpf");
   Pins pins;
-  if (roots.empty()) {
-    snapshot.unavailable.push_back({"ebpf.pins", "no bpffs mounted: pinned paths unknown", ENOENT,
-                                    "mount bpffs (mount -t bpf bpf /sys/fs/bpf) or pass the node's bpffs, e.g. "
-                                    "/host/sys/fs/bpf in a kubectl-debug pod"});
-  } else {
+  if (roots.empty() && options.pins_of_other_mount_namespace) {
+    snapshot.unavailable.push_back({"ebpf.pins", "no bpffs mounted where the node's is looked for: pinned paths unknown",
+                                    ENOENT,
+                                    "mount the node's root recursively (kubectl debug --profile=sysadmin mounts it at "
+                                    "/host), so /host/sys/fs/bpf is there"});
+  } else if (!roots.empty()) {
     walk_pins(roots, pins);
   }
 

@@ -19,6 +19,11 @@ struct Options {
   std::string netns;
   // bpffs roots to walk for pins; empty: every bpf mount in /proc/self/mountinfo.
   std::vector<std::string> bpffs_roots;
+  // The pins asked for are another mount namespace's (--host: the node's, seen
+  // from a pod): no bpffs found is then not "nothing pinned" (the host root may
+  // be mounted without it), and ebpf.pins is unavailable. Otherwise no bpffs
+  // mount means no pin in this mount namespace: a complete, empty fact.
+  bool pins_of_other_mount_namespace = false;
   // cgroup2 root for cgroup attachments; empty: found from mountinfo.
   std::string cgroup_root;
   // Entry counting is bounded: a map with more entries than this, or reached

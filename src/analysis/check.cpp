@@ -48,6 +48,58 @@ std::vector<std::string> kube_proxy_chain_names(const model::Snapshot& s,
   return {names.begin(), names.end()};
 }
 
+// Which kube-proxy, if any, should still run: what a cleanup must keep.
+enum class KubeProxyRuns { None, Iptables, Ipvs, Nftables };
+
+// kube-proxy's objects left where they should not be, per backend, and the
+// cleanups the tools' authors document for them (text to copy; never run).
+// `families`: only chains of these families ({}: all of kube-proxy's);
+// `nft_tables`: orphan kube-proxy nftables tables.
+void add_leftovers(const model::Snapshot& s, const std::vector<std::string>& families,
+                   const std::vector<std::string>& nft_tables, KubeProxyRuns runs, CheckResult& r) {
+  std::set<std::pair<std::string, std::string>> saves;  // (backend tool, family) holding leftovers
+  for (auto backend : {model::Backend::IptablesNft, model::Backend::IptablesLegacy}) {
+    std::set<std::string> names;
+    for (const auto& t : s.netfilter.tables) {
+      if (t.backend != backend) continue;
+      for (const auto& c : t.chains) {
+        if (c.base) continue;
+        const auto& fam = family_of(c.name, false);
+        if (fam.owner != "kube-proxy") continue;
+        if (!families.empty() && std::find(families.begin(), families.end(), fam.id) == families.end()) continue;
+        names.insert(c.name);
+        saves.insert({backend == model::Backend::IptablesLegacy ? "iptables-legacy" : "iptables", t.family});
+      }
+    }
+    if (!names.empty()) r.leftovers.push_back({model::to_string(backend), {names.begin(), names.end()}});
+  }
+  if (!nft_tables.empty()) r.leftovers.push_back({"nftables", nft_tables});
+  if (r.leftovers.empty()) return;
+  if (!saves.empty() && runs != KubeProxyRuns::Iptables) {
+    r.cleanup.push_back(
+        {"kube-proxy --cleanup",
+         "kube-proxy's own (kubernetes.io/docs/reference/command-line-tools-reference/kube-proxy/, --cleanup): "
+         "removes the iptables, IPVS and nftables rules of every kube-proxy mode" +
+             std::string(runs == KubeProxyRuns::None ? ""
+                                                     : ", the running mode's too: restart kube-proxy after, so it "
+                                                       "programs its own again")});
+  }
+  // The Cilium docs' line, per backend and family holding leftovers. Not next
+  // to the ipvs mode: its own chains are KUBE-* too.
+  if (runs == KubeProxyRuns::None || runs == KubeProxyRuns::Nftables) {
+    for (const auto& [save, family] : saves) {
+      const std::string tool = (family == "ip6" ? "ip6" : "") + save;  // ip6tables, ip6tables-legacy
+      r.cleanup.push_back({tool + "-save | grep -v KUBE | " + tool + "-restore",
+                           "the Cilium docs' kube-proxy replacement guide (docs.cilium.io/en/stable/network/kubernetes/"
+                           "kubeproxy-free/, \"iptables-save | grep -v KUBE | iptables-restore\"): drops every KUBE-* "
+                           "line, kubelet's KUBE-FIREWALL and KUBE-KUBELET-CANARY too (kubelet creates them again)"});
+    }
+  }
+  for (const auto& t : nft_tables) {
+    r.cleanup.push_back({"nft delete table " + t, "nft(8): the table and everything in it"});
+  }
+}
+
 // A gate never passes on what it could not see: a missing, unreadable or
 // partial section is a problem of its own.
 void need_section(const Availability& a, const std::string& section, const std::string& why, CheckResult& r) {
@@ -166,6 +218,8 @@ void no_kube_proxy(const model::Snapshot& s, const NetfilterAnalysis& n, bool st
                                                              count(n.kube_proxy_nft.services, "service-ips element",
                                                                    "service-ips elements")});
   }
+  add_leftovers(s, {}, n.kube_proxy_nft.present ? n.kube_proxy_nft.tables : std::vector<std::string>{},
+                KubeProxyRuns::None, r);
 }
 
 uint64_t lb_frontends(const EbpfAnalysis& e, std::string_view dataplane) {
@@ -304,6 +358,12 @@ CheckResult check(const model::Snapshot& s, const std::string& expect) {
       r.problems.push_back({"orphan-kube-proxy-nft-table", "nftables table " + join(n.kube_proxy_nft.tables) +
                                                                " exists next to the ipvs mode"});
     }
+    if (n.kube_svc_chains + n.kube_sep_chains > 0 || n.kube_proxy_nft.present) {
+      add_leftovers(s, n.kube_svc_chains + n.kube_sep_chains > 0 ? std::vector<std::string>{"KUBE-SVC", "KUBE-SEP"}
+                                                                 : std::vector<std::string>{"-"},
+                    n.kube_proxy_nft.present ? n.kube_proxy_nft.tables : std::vector<std::string>{},
+                    KubeProxyRuns::Ipvs, r);
+    }
     return r;
   }
   if (expect == "kube-router" || expect == "antrea-proxy" || expect == "ovn-kubernetes") {
@@ -415,6 +475,7 @@ CheckResult check(const model::Snapshot& s, const std::string& expect) {
     if (n.kube_proxy_nft.present) {
       r.problems.push_back({"orphan-kube-proxy-nft-table", "nftables table " + join(n.kube_proxy_nft.tables) +
                                                                " exists next to the iptables rules"});
+      add_leftovers(s, {"-"}, n.kube_proxy_nft.tables, KubeProxyRuns::Iptables, r);
     }
     no_ipvs(a.ipvs, "kube-proxy's iptables mode", r);
   } else {  // kube-proxy-nftables
@@ -443,6 +504,7 @@ CheckResult check(const model::Snapshot& s, const std::string& expect) {
     if (nf_complete && kube_proxy_chain_names(s).empty()) {
       r.passed.push_back("no chain of kube-proxy's iptables mode in either iptables backend");
     }
+    add_leftovers(s, {}, {}, KubeProxyRuns::Nftables, r);
   }
   return r;
 }

@@ -15,12 +15,27 @@ struct Problem {
   std::string message;  // a plain sentence
 };
 
+// kube-proxy's objects left in one backend where it should be gone.
+struct Leftovers {
+  std::string backend;              // "iptables-nft", "iptables-legacy", "nftables"
+  std::vector<std::string> names;   // chain names (iptables, each once over tables and families), or
+                                    // tables ("ip kube-proxy") for nftables; sorted, all of them
+};
+
+// A cleanup its tool's authors document, as text to copy: dpscope runs nothing.
+struct Cleanup {
+  std::string command;  // "kube-proxy --cleanup"
+  std::string source;   // who documents it, where, and what else it removes
+};
+
 struct CheckResult {
   std::string expect;                 // "kube-proxy-free" | "kube-proxy-iptables" | "kube-proxy-nftables"
   std::string node;
   std::string mode;                   // detected mode id
   std::vector<Problem> problems;
   std::vector<std::string> passed;    // what was checked and found right, as sentences
+  std::vector<Leftovers> leftovers;   // per backend, when a problem is kube-proxy's objects left
+  std::vector<Cleanup> cleanup;       // how to remove them
   bool ok() const { return problems.empty(); }
 };
 

@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <cctype>
+#include <optional>
 #include <stdexcept>
 
 #include "analysis/analysis.h"
@@ -70,10 +72,80 @@ bool port_ok(const std::string& dport, const AddressQuery& q) {
   return !q.port || dport.empty() || dport == std::to_string(*q.port);
 }
 
+bool protocol_ok(const std::string& protocol, const AddressQuery& q) {
+  return q.protocol.empty() || protocol.empty() || protocol == "any" || protocol == q.protocol;
+}
+
+// Does a rule's port match (iptables --dport, nft `tcp dport 80`, a range
+// "30000:30100" or "30000-30100", negated or not) take `port`? nullopt when the
+// rule names a port the record does not hold (`tcp dport { 80, 443 }`, `th
+// dport @ports`): undecided, never "no".
+std::optional<bool> rule_takes_port(const model::Rule& r, uint16_t port) {
+  const std::string& d = r.match.dport;
+  if (d.empty()) {
+    if (r.text.find("dport") != std::string::npos) return std::nullopt;
+    return true;
+  }
+  bool in = false;
+  const size_t sep = d.find_first_of(":-");
+  try {
+    if (sep == std::string::npos) {
+      in = std::stoul(d) == port;
+    } else {
+      in = std::stoul(d.substr(0, sep)) <= port && port <= std::stoul(d.substr(sep + 1));
+    }
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  return in != r.match.dport_negated;
+}
+
+// "@name" as a whole word of an nft rule's text.
+bool uses_set(const std::string& text, const std::string& name) {
+  const std::string needle = "@" + name;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    const size_t end = at + needle.size();
+    if (end == text.size() || !(std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_' ||
+                                text[end] == '-' || text[end] == '.')) {
+      return true;
+    }
+  }
+  return false;
+}
+
+struct SetUser {
+  const model::Chain* chain;
+  const model::Rule* rule;
+};
+
+std::vector<SetUser> rules_using(const model::Table& t, const std::string& set) {
+  std::vector<SetUser> out;
+  for (const auto& c : t.chains) {
+    for (const auto& r : c.rules) {
+      if (uses_set(r.text, set)) out.push_back({&c, &r});
+    }
+  }
+  return out;
+}
+
+std::string rule_place(const model::Table& t, const SetUser& u) {
+  return t.family + " " + t.name + " " + u.chain->name + " #" + std::to_string(u.rule->position);
+}
+
 }  // namespace
 
-AddressQuery parse_address_query(const std::string& text) {
+AddressQuery parse_address_query(const std::string& input) {
   AddressQuery q;
+  std::string text = input;
+  // "ADDR:PORT/proto", as places are printed (a prefix's "/24" has no port before it).
+  if (const size_t slash = text.rfind('/'); slash != std::string::npos && text.find(':') != std::string::npos) {
+    const std::string proto = text.substr(slash + 1);
+    if (proto != "tcp" && proto != "udp" && proto != "sctp") {
+      throw std::invalid_argument("'" + input + "': bad protocol '" + proto + "' (tcp, udp, sctp)");
+    }
+    q.protocol = proto;
+    text = text.substr(0, slash);
+  }
   if (!text.empty() && text.front() == '[') {
     auto close = text.find(']');
     if (close == std::string::npos) throw std::invalid_argument("'" + text + "': missing ]");
@@ -88,7 +160,12 @@ AddressQuery parse_address_query(const std::string& text) {
   } else {
     q.address = text;
   }
-  if (!valid_ip(q.address)) throw std::invalid_argument("'" + text + "' is not an IP address (IP, IP:PORT, [IPv6]:PORT)");
+  if (!q.protocol.empty() && !q.port) {
+    throw std::invalid_argument("'" + input + "': a protocol goes after a port (IP:PORT/proto, [IPv6]:PORT/proto)");
+  }
+  if (!valid_ip(q.address)) {
+    throw std::invalid_argument("'" + input + "' is not an IP address (IP, IP:PORT, [IPv6]:PORT, IP:PORT/tcp)");
+  }
   return q;
 }
 
@@ -102,6 +179,7 @@ std::vector<Place> find_address(const model::Snapshot& s, const AddressQuery& q)
         auto is_addr = [&](const model::HeapOptional<model::Prefix>& p) {
           return p && !p->negated && single_address(p->cidr) == q.address;
         };
+        if (!protocol_ok(r.match.protocol_negated ? "" : r.match.protocol, q)) continue;
         if (is_addr(r.match.destination) && port_ok(r.match.dport, q)) {
           field = "destination";
         } else if (is_addr(r.match.source)) {
@@ -131,12 +209,44 @@ std::vector<Place> find_address(const model::Snapshot& s, const AddressQuery& q)
           if (d == std::string::npos) break;
           p = d + 3;
         }
+        // "ADDR . tcp . PORT", "ADDR . PORT": the last part is the port when it is a number.
+        const bool key_has_port = parts.size() >= 2 && !parts.back().empty() &&
+                                  parts.back().find_first_not_of("0123456789") == std::string::npos;
+        const bool key_has_protocol = parts.size() >= 3;
         bool key_match = !parts.empty() && parts.front() == q.address &&
-                         (!q.port || parts.size() < 3 || parts.back() == std::to_string(*q.port));
+                         (!q.port || !key_has_port || parts.back() == std::to_string(*q.port)) &&
+                         (!key_has_protocol || protocol_ok(parts[1], q));
         bool value_match = e.value.find(q.address) != std::string::npos;
         if (!key_match && !value_match) continue;
+        std::string used_by;
+        if (key_match && !key_has_port) {
+          // The port is in the rules that look the set up, not in the element.
+          std::vector<std::string> taking;
+          size_t undecided = 0;
+          const auto users = rules_using(t, set.name);
+          for (const auto& u : users) {
+            const std::optional<bool> takes = q.port ? rule_takes_port(*u.rule, *q.port) : std::optional<bool>(true);
+            if (takes && !*takes) continue;
+            if (!protocol_ok(u.rule->match.protocol, q)) continue;
+            undecided += takes ? 0 : 1;
+            std::string port_words = u.rule->match.dport.empty() ? "" : " (" + std::string(u.rule->match.dport_negated ? "not " : "") +
+                                                                         "dport " + u.rule->match.dport + ")";
+            taking.push_back(rule_place(t, u) + (takes ? port_words : " (its port match is not decoded)"));
+          }
+          if (!users.empty() && taking.empty()) {
+            if (!value_match) continue;  // every rule using the set asks for another port
+            key_match = false;
+          } else if (users.empty()) {
+            used_by = ", no rule uses " + set.name;
+          } else {
+            used_by = ", used by ";
+            for (size_t i = 0; i < taking.size() && i < 3; ++i) used_by += (i ? ", " : "") + taking[i];
+            if (taking.size() > 3) used_by += " and " + std::to_string(taking.size() - 3) + " more rules";
+          }
+        }
         Place p{backend, t.family + " " + t.name + " " + (set.is_map ? "map " : "set ") + set.name,
-                !set.is_map ? "set element" : key_match ? "map key" : "map value", e.key + (e.value.empty() ? "" : " : " + e.value), {}, {}, 0, {}};
+                !set.is_map ? "set element" : key_match ? "map key" : "map value",
+                e.key + (e.value.empty() ? "" : " : " + e.value) + used_by, {}, {}, 0, {}};
         p.table = t.family + " " + t.name;
         p.set = set.name;
         out.push_back(std::move(p));
@@ -170,13 +280,14 @@ std::vector<Place> find_address(const model::Snapshot& s, const AddressQuery& q)
   if (s.ipvs.collected && s.ipvs.loaded) {
     for (const auto& v : s.ipvs.services) {
       const std::string key = model::ipvs_service_key(v);
-      if (v.address && *v.address == q.address && (!q.port || v.port == q.port)) {
+      if (v.address && *v.address == q.address && (!q.port || v.port == q.port) &&
+          protocol_ok(v.protocol.value_or(""), q)) {
         std::string detail = key + " -s " + v.scheduler + ", " + std::to_string(v.destinations.size()) + " real server" +
                              (v.destinations.size() == 1 ? "" : "s");
         out.push_back({"ipvs", "virtual service " + key, "virtual service", detail, {}, {}, 0, {}});
       }
       for (const auto& d : v.destinations) {
-        if (d.address != q.address || (q.port && d.port != *q.port)) continue;
+        if (d.address != q.address || (q.port && d.port != *q.port) || !protocol_ok(v.protocol.value_or(""), q)) continue;
         const bool v6 = d.address.find(':') != std::string::npos;
         out.push_back({"ipvs", "virtual service " + key, "real server",
                        (v6 ? "[" + d.address + "]" : d.address) + ":" + std::to_string(d.port) + " " + d.forward +
@@ -194,14 +305,14 @@ std::vector<Place> find_address(const model::Snapshot& s, const AddressQuery& q)
   }
   for (const auto& svc : s.ebpf.services) {
     for (const auto& f : svc.frontends) {
-      if (f.address != q.address || (q.port && f.port != *q.port)) continue;
+      if (f.address != q.address || (q.port && f.port != *q.port) || !protocol_ok(f.protocol, q)) continue;
       out.push_back({svc.dataplane, "service " + std::to_string(f.service_id), "frontend",
                      f.address + ":" + std::to_string(f.port) + "/" + f.protocol + " " + f.type + ", " +
                          std::to_string(f.backends) + " backend" + (f.backends == 1 ? "" : "s"),
                      {}, {}, 0, {}});
     }
     for (const auto& b : svc.backends) {
-      if (b.address != q.address || (q.port && b.port != *q.port)) continue;
+      if (b.address != q.address || (q.port && b.port != *q.port) || !protocol_ok(b.protocol, q)) continue;
       out.push_back({svc.dataplane, "backend " + std::to_string(b.id), "backend",
                      b.address + ":" + std::to_string(b.port) + "/" + b.protocol +
                          (b.state.empty() ? "" : " (" + b.state + ")"),

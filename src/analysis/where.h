@@ -13,10 +13,12 @@ namespace dpscope::analysis {
 struct AddressQuery {
   std::string address;            // "10.96.0.1", "fd00::1"
   std::optional<uint16_t> port;   // only entries for this port (entries without a port still match)
+  std::string protocol;           // "tcp", "udp", "sctp"; "" = any (entries without one still match)
 };
 
-// "10.96.0.1", "10.96.0.1:443", "[fd00::1]:443", "fd00::1". Throws
-// std::invalid_argument on anything else.
+// "10.96.0.1", "10.96.0.1:443", "[fd00::1]:443", "fd00::1", and with a
+// protocol as where prints its places: "10.96.0.1:443/tcp", "[fd00::1]:53/udp".
+// Throws std::invalid_argument on anything else.
 AddressQuery parse_address_query(const std::string& text);
 
 struct Place {
@@ -33,6 +35,10 @@ struct Place {
   std::string set;
 };
 
+// An nft set or map element whose key names the address without a port is
+// resolved through the rules of its table that use the set (`@name`): with a
+// port asked, it is a place only when one of them takes that port (`tcp dport
+// 8080` does not take 9999); the rules are named in its detail.
 std::vector<Place> find_address(const model::Snapshot& s, const AddressQuery& q);
 
 // Where find_address could not look in a snapshot: sections not read, chains

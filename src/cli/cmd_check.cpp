@@ -1,6 +1,5 @@
 // dpscope check SNAPSHOT... --expect MODE: a migration gate. Exit 0 when every
 // node matches, 1 with the list of problems when one does not. Only reads.
-#include <filesystem>
 #include <memory>
 #include <optional>
 
@@ -20,6 +19,8 @@ namespace dpscope::cli {
 
 namespace {
 
+const std::vector<std::string> kFormats = {"text", "markdown", "json", "csv"};
+
 struct CheckArgs {
   std::vector<std::string> snapshots;
   std::string expect;
@@ -37,7 +38,7 @@ int run_check(const CheckArgs& a) {
     throw UsageError(std::string("check: ") + e.what());
   }
   if (format == reports::Format::Html) throw UsageError("check: --format html is only for compare");
-  check_output_destination("-o", a.output);
+  check_output_destination("-o", a.output, kFormats);
   reports::TextOptions opt;
   opt.width = reports::output_width(a.width, to_stdout(a.output));
   opt.color = use_color(a.color, to_stdout(a.output), format);
@@ -48,11 +49,8 @@ int run_check(const CheckArgs& a) {
                     });
   bool ok = true;
   for (const auto& n : nodes) ok = ok && n.result.ok();
-  // One file: the one-node document, as always; a folder or several files: one result per node.
-  const bool one = a.snapshots.size() == 1 && !std::filesystem::is_directory(a.snapshots[0]);
-  const std::string text = one ? reports::render_check(nodes[0].result, nodes[0].source, format, opt)
-                               : reports::render_checks(nodes, format, opt);
-  write_report(a.output, text);
+  // One shape for one node or fifty: a script written for one node reads ten.
+  write_report(a.output, reports::render_checks(nodes, format, opt));
   return ok ? kExitOk : kExitGateFailed;
 }
 
@@ -65,8 +63,9 @@ void add_check(CLI::App* sub, Runner& run, CLI::App&) {
       ->required();
   sub->add_option("--expect", args->expect, "the dataplane the node should run")
       ->required()
-      ->check(CLI::IsMember(analysis::check_expectations()));
-  add_format_option(sub, args->format, {"text", "markdown", "json", "csv"});
+      ->type_name(choice_type(analysis::check_expectations()))
+      ->check(one_of(analysis::check_expectations()));
+  add_format_option(sub, args->format, kFormats);
   add_output_option(sub, args->output, "write the result to FILE instead of stdout");
   add_color_option(sub, args->color);
   add_width_option(sub, args->width);

@@ -28,6 +28,8 @@ namespace dpscope::cli {
 
 namespace {
 
+const std::vector<std::string> kFormats = {"text", "markdown", "json", "csv", "html"};
+
 struct CompareArgs {
   std::vector<std::string> inputs;
   std::vector<std::string> labels;
@@ -35,6 +37,7 @@ struct CompareArgs {
   std::string output;
   bool services = false;
   bool rules = false;    // --rules: the rule-level differences instead of the report
+  bool diff_only = false;  // --diff-only: rows equal on every side hidden and counted
   std::vector<std::string> intent;  // --intent: verify every side against these
   std::string color = "auto";
   std::optional<size_t> width;
@@ -65,8 +68,15 @@ int run_compare(const CompareArgs& a) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("compare: ") + e.what());
   }
-  check_output_destination("-o", a.output);
+  check_output_destination("-o", a.output, kFormats);
   if (a.services && !a.intent.empty()) throw UsageError("compare: --intent adds rows to the report, not to --services");
+  if (a.diff_only && a.inputs.size() < 2) {
+    throw UsageError("compare: --diff-only needs two sides or more (with one, every row is equal to itself)");
+  }
+  if (a.diff_only && (a.services || a.rules)) {
+    throw UsageError(std::string("compare: --diff-only hides the report's equal rows; ") +
+                     (a.rules ? "--rules lists only differences already" : "it does not apply to --services"));
+  }
   if (a.rules && (a.services || !a.intent.empty())) {
     throw UsageError("compare: --rules lists rule differences; it does not combine with --services or --intent");
   }
@@ -95,6 +105,7 @@ int run_compare(const CompareArgs& a) {
       for (auto& c : clusters) per_side.push_back(analysis::summarize(*index, std::move(c.verified)));
       reports::add_intent_rows(cmp, per_side);
     }
+    if (a.diff_only) reports::hide_equal_rows(cmp);
     std::string text = reports::render(cmp, format, text_options(a, format));
     write_report(a.output, text);
     return kExitOk;
@@ -133,6 +144,7 @@ int run_compare(const CompareArgs& a) {
     }
     reports::add_intent_rows(cmp, per_side);
   }
+  if (a.diff_only) reports::hide_equal_rows(cmp);
   std::string text = reports::render(cmp, format, text_options(a, format));
   write_report(a.output, text);
   return kExitOk;
@@ -149,13 +161,16 @@ void add_compare(CLI::App* sub, Runner& run, CLI::App&) {
       ->required();
   sub->add_option("--label", args->labels, "label of each side, in order, each its own (default: the node name)")
       ->type_name("LABEL");
-  add_format_option(sub, args->format, {"text", "markdown", "json", "csv", "html"});
+  add_format_option(sub, args->format, kFormats);
   sub->add_flag("--services", args->services,
                 "per-Service view: each service port's rules and chains (iptables, nftables) and its frontend and "
                 "backends (eBPF) on each side");
   sub->add_flag("--rules", args->rules,
                 "rule-level differences: per table and chain, the rules one side has and another has not, by their "
                 "exact text (counters, handles and positions ignored)");
+  sub->add_flag("--diff-only", args->diff_only,
+                "differences only: rows with the same value on every side are hidden, and counted (a row with an "
+                "unavailable value is never hidden)");
   sub->add_option("--intent", args->intent,
                   "the cluster's Services and EndpointSlices (kubectl get services,endpointslices -A -o json; "
                   "repeatable): adds each side's dpscope verify summary as rows")

@@ -18,6 +18,8 @@ namespace dpscope::cli {
 
 namespace {
 
+const std::vector<std::string> kFormats = {"iptables-save", "ip6tables-save", "nft"};
+
 struct ExportArgs {
   std::string input;
   std::string format = "iptables-save";
@@ -42,7 +44,7 @@ model::Backend choose_backend(const ExportArgs& a, const model::Snapshot& s, con
 }
 
 int run_export(const ExportArgs& a) {
-  check_output_destination("-o", a.output);
+  check_output_destination("-o", a.output, kFormats);
   if (a.format == "nft" && !a.backend.empty()) {
     throw UsageError("export: --backend chooses between the iptables backends; --format nft exports the native "
                      "nftables tables");
@@ -65,12 +67,11 @@ void add_export(CLI::App* sub, Runner& run, CLI::App&) {
   sub->add_option("snapshot", args->input, "a snapshot file (dpscope.snapshot/v2 JSON, .json.zst, .json.gz)")
       ->type_name("FILE")
       ->required();
-  add_format_option(sub, args->format, {"iptables-save", "ip6tables-save", "nft"})
-      ->check(CLI::IsMember({"iptables-save", "ip6tables-save", "nft"}));
+  add_format_option(sub, args->format, kFormats)->check(one_of(kFormats));
   sub->add_option("--backend", args->backend,
                   "which iptables backend's tables (default: the one that holds tables of the family)")
-      ->type_name("nft|legacy")
-      ->check(CLI::IsMember({"nft", "legacy"}));
+      ->type_name(choice_type({"nft", "legacy"}))
+      ->check(one_of({"nft", "legacy"}));
   add_output_option(sub, args->output, "write the text to FILE (atomically) instead of stdout");
   sub->callback([args, &run] { run = [args] { return with_import_hints([&] { return run_export(*args); }); }; });
 }

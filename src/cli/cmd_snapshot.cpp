@@ -19,6 +19,7 @@
 #include "cli/output_check.h"
 #include "cli/phase_timer.h"
 #include "cli/progress.h"
+#include "collectors/bpf/attach.h"
 #include "collectors/bpf/bpf.h"
 #include "collectors/ipvs/ipvs.h"
 #include "collectors/netfilter/ipset.h"
@@ -248,6 +249,13 @@ int run_snapshot(const SnapshotSettings& settings) {
     report_nothing_read(snapshot);  // even with --quiet: it is the result
   } else if (!settings.quiet) {
     report_progress(snapshot);
+    // Not unavailable (exit 3): no bpffs here is no pin here, a fact. Said so
+    // the pin-less objects are not taken for the node's whole story.
+    if (snapshot.ebpf.collected && bpf_options.bpffs_roots.empty() && !bpf_options.pins_of_other_mount_namespace &&
+        bpf::mounts_of_type("bpf").empty()) {
+      std::cerr << "dpscope: ebpf: no bpffs is mounted in this mount namespace, so nothing is pinned here"
+                << (settings.host ? "" : " (a node pod's pins: --host)") << "\n";
+    }
   }
   if (spool && spool->failure() && !settings.quiet) {
     std::cerr << "dpscope: note: the temporary file for rules stopped taking them (" << std::strerror(spool->failure())
@@ -284,8 +292,10 @@ void add_snapshot(CLI::App* sub, Runner& run, CLI::App&) {
   sub->add_flag("--no-ebpf", settings->no_ebpf, "Skip the eBPF section (it is then absent, not unavailable)");
   sub->add_flag("--no-agents", settings->no_agents,
                 "Skip the agents section (processes and cgroup memory; then absent, not unavailable)");
-  sub->add_option("--threads", settings->threads, "Netlink sockets/threads for the per-chain rule dumps (0: cores + 1)")
-      ->check(CLI::Range(0u, 64u));
+  sub->add_option("--threads", settings->threads,
+                  "Netlink sockets/threads for the per-chain rule dumps, 0 to 64 (0: cores + 1)")
+      ->type_name("N")
+      ->check(CLI::Range(0u, 64u).description(""));
   sub->add_flag("--bench-receive-only", settings->receive_only,
                 "Benchmark floor: the per-chain rule dumps without decoding (rules counted, not recorded)")
       ->group("");  // hidden: for bench/run.sh

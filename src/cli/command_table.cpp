@@ -227,6 +227,27 @@ class Formatter : public CLI::Formatter {
     if (!spec->description.empty()) out += "\n" + spec->description + "\n";
     return out + "\n";
   }
+  // An option's value and default ("--format {text,json}=text"), never the
+  // exclusions: those go into the description ("(not with --netns)"), where
+  // CLI11 would have run them into its text ("--host Excludes: --netns In a ...").
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    std::string out;
+    if (!opt->get_option_text().empty()) return " " + opt->get_option_text();
+    if (opt->get_type_size() != 0) {
+      if (!opt->get_type_name().empty()) out += " " + get_label(opt->get_type_name());
+      if (!opt->get_default_str().empty()) out += "=" + opt->get_default_str();
+      if (opt->get_expected_max() == CLI::detail::expected_max_vector_size) out += " ...";
+      if (opt->get_required()) out += " " + get_label("REQUIRED");
+    }
+    return out;
+  }
+  std::string make_option_desc(const CLI::Option* opt) const override {
+    std::string out = opt->get_description();
+    std::string excluded;
+    for (const CLI::Option* o : opt->get_excludes()) excluded += (excluded.empty() ? "" : ", ") + o->get_name();
+    if (!excluded.empty()) out += " (not with " + excluded + ")";
+    return out;
+  }
   std::string make_footer(const CLI::App* app) const override {
     const CommandSpec* spec = app->get_parent() ? find_command(app->get_name()) : nullptr;
     if (!spec) return CLI::Formatter::make_footer(app);

@@ -202,6 +202,7 @@ HostEnv resolve_host_env(const HostProbe& probe) {
   const std::string pid1_net = probe.proc + "/1/ns/net";
   if (is_kubectl_debug(s)) {
     env.environment = "kubectl-debug";
+    env.node_mounts_elsewhere = true;
     env.host_root = probe.root;
     env.netns = pid1_net;
     env.evidence.push_back(probe.root + " holds a root file system (etc/, usr/)");
@@ -240,6 +241,7 @@ HostEnv resolve_host_env(const HostProbe& probe) {
       env.evidence.push_back("PID 1 is in another network namespace: entering it");
     }
     if (s.pid1_other_mount_ns) {
+      env.node_mounts_elsewhere = true;
       env.notes.push_back("PID 1 is in another mount namespace but " + probe.root +
                           " does not hold the node's root file system: bpffs pins are read from this "
                           "container's mounts only");
@@ -253,6 +255,7 @@ void apply_host_env(const HostEnv& env, netfilter::Options& nf, bpf::Options& bp
   nf.netns = env.netns;
   bpf.netns = env.netns;
   if (!env.bpffs_roots.empty()) bpf.bpffs_roots = env.bpffs_roots;
+  bpf.pins_of_other_mount_namespace = env.node_mounts_elsewhere;
   if (!env.cgroup_root.empty()) bpf.cgroup_root = env.cgroup_root;
 }
 

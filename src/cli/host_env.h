@@ -37,6 +37,7 @@ struct HostEnv {
   std::string node_name_source;          // "NODE_NAME", "host UTS namespace", "<root>/etc/hostname", "uname"
   std::vector<std::string> evidence;     // why this environment was chosen, for --verbose / tests
   std::vector<std::string> notes;        // worth telling the user on stderr
+  bool node_mounts_elsewhere = false;    // PID 1's mount namespace is not ours: its pins are not in our mounts
 };
 
 // What a debug pod looks like from the inside. Each field is one observation.

@@ -23,6 +23,10 @@ inline std::string choice_type(const std::vector<std::string>& choices) {
   return t + "}";
 }
 
+// CLI::IsMember for an option whose type name already shows the values
+// ("{a,b}"): without an empty description CLI11 prints them twice ("{a,b}:{a,b}").
+inline CLI::Validator one_of(const std::vector<std::string>& values) { return CLI::IsMember(values).description(""); }
+
 inline CLI::Option* add_format_option(CLI::App* sub, std::string& format, const std::vector<std::string>& formats) {
   std::string help = "output format:";
   for (size_t i = 0; i < formats.size(); ++i) help += (i ? " | " : " ") + formats[i];

@@ -6,15 +6,49 @@
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <filesystem>
 
 #include "util/error.h"
 
 namespace dpscope::cli {
 
-void check_output_destination(const std::string& option, const std::string& path) {
+namespace {
+
+// What other tools' -o takes: dpscope's formats and kubectl's.
+bool is_format_word(const std::string& path, const std::vector<std::string>& formats) {
+  static const std::vector<std::string> kWords = {"text", "txt", "markdown", "md",   "json", "csv",
+                                                  "html", "yaml", "yml",     "wide", "name", "table"};
+  return std::find(kWords.begin(), kWords.end(), path) != kWords.end() ||
+         std::find(formats.begin(), formats.end(), path) != formats.end();
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+}  // namespace
+
+void check_output_destination(const std::string& option, const std::string& path,
+                              const std::vector<std::string>& formats) {
   if (path.empty() || path == "-") return;
   const std::string what = option + " " + path + ": ";
+  if (is_format_word(path, formats)) {
+    const std::string file = " (to write a file named " + path + ", say " + option + " ./" + path + ")";
+    const std::string said = what + "\"" + path + "\" is a format name, and " + option +
+                             " names the output file here (kubectl's -o is dpscope's --format): ";
+    std::string known = path == "md" ? "markdown" : path == "txt" ? "text" : path;
+    if (formats.empty()) {
+      throw UsageError(said + "this command always writes a snapshot (JSON); give a file name (" + option +
+                       " node.json) or - for stdout" + file);
+    }
+    if (std::find(formats.begin(), formats.end(), known) != formats.end()) {
+      throw UsageError(said + "use --format " + known + file);
+    }
+    throw UsageError(said + "there is no " + path + " output; --format is one of " + joined(formats) + file);
+  }
   struct stat st {};
   if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     throw UsageError(what + "is a folder; give a file name in it, e.g. " + option + " " +

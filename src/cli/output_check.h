@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace dpscope::cli {
 
@@ -11,6 +12,12 @@ namespace dpscope::cli {
 // folder does not exist or is not a folder, or a file cannot be created there
 // (tried for real: a temporary file is created and removed, so read-only
 // mounts and permissions are seen as the kernel sees them). "-" and "" (stdout) pass.
-void check_output_destination(const std::string& option, const std::string& path);
+// A bare format name ("json", "csv", "yaml", one of `formats`) is refused too:
+// kubectl's and cilium's -o is the format, dpscope's is the file, and
+// `compare -o json` would write the text report into ./json. `-o ./json`
+// writes a file named json. `formats`: the command's --format values ({}: the
+// command has no --format, e.g. snapshot).
+void check_output_destination(const std::string& option, const std::string& path,
+                              const std::vector<std::string>& formats = {});
 
 }  // namespace dpscope::cli

@@ -12,9 +12,9 @@ TEST(TextWidth, AnExplicitFlagWinsThenTheTerminalThenColumns) {
   EXPECT_EQ(resolve_width(0, 100, "90"), 0u);  // --width 0: no limit
   EXPECT_EQ(resolve_width(std::nullopt, 100, "90"), 100u);
   EXPECT_EQ(resolve_width(std::nullopt, std::nullopt, "90"), 90u);
-  EXPECT_EQ(resolve_width(std::nullopt, std::nullopt, nullptr), 0u);
+  EXPECT_EQ(resolve_width(std::nullopt, std::nullopt, nullptr), kNotATerminalWidth);
   for (const char* junk : {"", "abc", "80x", "-5", "0", " 80", "99999999999999999999"}) {
-    EXPECT_EQ(resolve_width(std::nullopt, std::nullopt, junk), 0u) << junk;
+    EXPECT_EQ(resolve_width(std::nullopt, std::nullopt, junk), kNotATerminalWidth) << junk;
   }
 }
 
