@@ -323,7 +323,8 @@ std::string render_markdown(const Comparison& c) {
     out += "\n## Findings\n\n";
     for (const auto& f : c.findings) out += "- " + escape_markdown(f) + "\n";
   }
-  out += "\n★ = a row of the seed measurement (kube-proxy node vs Cilium kube-proxy-replacement node).\n";
+  out += "\n★ = a headline row: a count of the measurement dpscope was started to reproduce (a kind node running "
+         "kube-proxy vs one running Cilium's kube-proxy replacement).\n";
   return out;
 }
 

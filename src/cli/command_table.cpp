@@ -10,8 +10,9 @@ const char* const kProgramDescription =
     "and renders side-by-side reports for kube-proxy -> eBPF migrations.";
 
 const char* const kExitCodes = R"(Exit codes:
-  0  success
-  1  a check or comparison gate failed (check), or the address is programmed nowhere (where)
+  0  success (compare, scale, import and export: whatever the report shows)
+  1  a gate failed: check (the node does not run what --expect says), verify (a Service is not
+     programmed as the cluster asks), where (the address is programmed nowhere)
   2  bad usage or bad input (messages are FILE:LINE: what is wrong)
   3  snapshot taken but incomplete: a section is unavailable (see "unavailable")
   4  internal error
@@ -270,7 +271,8 @@ const CommandSpec* find_command(const std::string& name) {
 
 void build_app(CLI::App& app, Runner& run) {
   app.formatter(std::make_shared<Formatter>());
-  app.footer(std::string(kExitCodes) + "\n\nRun `dpscope COMMAND --help` for a command's options and examples.");
+  app.footer(std::string(kExitCodes) +
+             "\n\nRun `dpscope COMMAND --help` (or `dpscope help COMMAND`) for a command's options and examples.");
   for (const auto& c : kCommands) {
     CLI::App* sub = app.add_subcommand(c.name, c.summary);
     c.add(sub, run, app);
