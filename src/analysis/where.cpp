@@ -222,13 +222,11 @@ std::vector<Place> find_address(const model::Snapshot& s, const AddressQuery& q)
         if (key_match && !key_has_port) {
           // The port is in the rules that look the set up, not in the element.
           std::vector<std::string> taking;
-          size_t undecided = 0;
           const auto users = rules_using(t, set.name);
           for (const auto& u : users) {
             const std::optional<bool> takes = q.port ? rule_takes_port(*u.rule, *q.port) : std::optional<bool>(true);
             if (takes && !*takes) continue;
             if (!protocol_ok(u.rule->match.protocol, q)) continue;
-            undecided += takes ? 0 : 1;
             std::string port_words = u.rule->match.dport.empty() ? "" : " (" + std::string(u.rule->match.dport_negated ? "not " : "") +
                                                                          "dport " + u.rule->match.dport + ")";
             taking.push_back(rule_place(t, u) + (takes ? port_words : " (its port match is not decoded)"));

@@ -19,7 +19,7 @@ namespace dpscope::cli {
 
 namespace {
 
-const std::vector<std::string> kFormats = {"text", "markdown", "json", "csv"};
+const std::vector<std::string> kCheckFormats = {"text", "markdown", "json", "csv"};
 
 struct CheckArgs {
   std::vector<std::string> snapshots;
@@ -38,7 +38,7 @@ int run_check(const CheckArgs& a) {
     throw UsageError(std::string("check: ") + e.what());
   }
   if (format == reports::Format::Html) throw UsageError("check: --format html is only for compare");
-  check_output_destination("-o", a.output, kFormats);
+  check_output_destination("-o", a.output, kCheckFormats);
   reports::TextOptions opt;
   opt.width = reports::output_width(a.width, to_stdout(a.output));
   opt.color = use_color(a.color, to_stdout(a.output), format);
@@ -65,7 +65,7 @@ void add_check(CLI::App* sub, Runner& run, CLI::App&) {
       ->required()
       ->type_name(choice_type(analysis::check_expectations()))
       ->check(one_of(analysis::check_expectations()));
-  add_format_option(sub, args->format, kFormats);
+  add_format_option(sub, args->format, kCheckFormats);
   add_output_option(sub, args->output, "write the result to FILE instead of stdout");
   add_color_option(sub, args->color);
   add_width_option(sub, args->width);

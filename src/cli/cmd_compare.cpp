@@ -28,7 +28,7 @@ namespace dpscope::cli {
 
 namespace {
 
-const std::vector<std::string> kFormats = {"text", "markdown", "json", "csv", "html"};
+const std::vector<std::string> kCompareFormats = {"text", "markdown", "json", "csv", "html"};
 
 struct CompareArgs {
   std::vector<std::string> inputs;
@@ -68,7 +68,7 @@ int run_compare(const CompareArgs& a) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("compare: ") + e.what());
   }
-  check_output_destination("-o", a.output, kFormats);
+  check_output_destination("-o", a.output, kCompareFormats);
   if (a.services && !a.intent.empty()) throw UsageError("compare: --intent adds rows to the report, not to --services");
   if (a.diff_only && a.inputs.size() < 2) {
     throw UsageError("compare: --diff-only needs two sides or more (with one, every row is equal to itself)");
@@ -161,7 +161,7 @@ void add_compare(CLI::App* sub, Runner& run, CLI::App&) {
       ->required();
   sub->add_option("--label", args->labels, "label of each side, in order, each its own (default: the node name)")
       ->type_name("LABEL");
-  add_format_option(sub, args->format, kFormats);
+  add_format_option(sub, args->format, kCompareFormats);
   sub->add_flag("--services", args->services,
                 "per-Service view: each service port's rules and chains (iptables, nftables) and its frontend and "
                 "backends (eBPF) on each side");

@@ -18,7 +18,7 @@ namespace dpscope::cli {
 
 namespace {
 
-const std::vector<std::string> kFormats = {"iptables-save", "ip6tables-save", "nft"};
+const std::vector<std::string> kExportFormats = {"iptables-save", "ip6tables-save", "nft"};
 
 struct ExportArgs {
   std::string input;
@@ -44,7 +44,7 @@ model::Backend choose_backend(const ExportArgs& a, const model::Snapshot& s, con
 }
 
 int run_export(const ExportArgs& a) {
-  check_output_destination("-o", a.output, kFormats);
+  check_output_destination("-o", a.output, kExportFormats);
   if (a.format == "nft" && !a.backend.empty()) {
     throw UsageError("export: --backend chooses between the iptables backends; --format nft exports the native "
                      "nftables tables");
@@ -67,7 +67,7 @@ void add_export(CLI::App* sub, Runner& run, CLI::App&) {
   sub->add_option("snapshot", args->input, "a snapshot file (dpscope.snapshot/v2 JSON, .json.zst, .json.gz)")
       ->type_name("FILE")
       ->required();
-  add_format_option(sub, args->format, kFormats)->check(one_of(kFormats));
+  add_format_option(sub, args->format, kExportFormats)->check(one_of(kExportFormats));
   sub->add_option("--backend", args->backend,
                   "which iptables backend's tables (default: the one that holds tables of the family)")
       ->type_name(choice_type({"nft", "legacy"}))

@@ -20,7 +20,7 @@ namespace dpscope::cli {
 
 namespace {
 
-const std::vector<std::string> kFormats = {"text", "json", "markdown", "html"};
+const std::vector<std::string> kScaleFormats = {"text", "json", "markdown", "html"};
 
 struct ScaleArgs {
   std::vector<std::string> snapshots;
@@ -49,7 +49,7 @@ int run_scale(const ScaleArgs& a) {
                      std::to_string(a.services) + "); got " + std::to_string(a.endpoints) +
                      ". E.g. 5000 services with 5 endpoints each: --services 5000 --endpoints 25000");
   }
-  check_output_destination("-o", a.output, kFormats);
+  check_output_destination("-o", a.output, kScaleFormats);
   std::vector<reports::ScaleSide> sides;
   for_each_snapshot(a.snapshots, {analysis::rule_detail_for, warn_on_stderr},
                     [&](model::Snapshot& s, const std::string& path) {
@@ -72,7 +72,7 @@ void add_scale(CLI::App* sub, Runner& run, CLI::App&) {
   sub->add_option("--services", args->services, "project to N service ports (with endpoints)");
   sub->add_option("--endpoints", args->endpoints,
                   "... and M endpoints in total over all service ports (at least N; 5 per service: 5 x N)");
-  add_format_option(sub, args->format, kFormats);
+  add_format_option(sub, args->format, kScaleFormats);
   add_output_option(sub, args->output, "write the report to FILE (atomically) instead of stdout");
   add_width_option(sub, args->width);
   sub->callback([args, &run] { run = [args] { return with_import_hints([&] { return run_scale(*args); }); }; });

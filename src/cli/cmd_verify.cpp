@@ -31,7 +31,7 @@ namespace dpscope::cli {
 
 namespace {
 
-const std::vector<std::string> kFormats = {"text", "markdown", "json", "csv", "html"};
+const std::vector<std::string> kVerifyFormats = {"text", "markdown", "json", "csv", "html"};
 
 namespace fs = std::filesystem;
 
@@ -69,7 +69,7 @@ int run_verify(const VerifyArgs& a) {
   } catch (const std::invalid_argument& e) {
     throw UsageError(std::string("verify: ") + e.what());
   }
-  check_output_destination("-o", a.output, kFormats);
+  check_output_destination("-o", a.output, kVerifyFormats);
   std::vector<std::string> intent_files = a.more_intent;
   std::vector<std::string> node_inputs = a.positional;
   if (a.more_intent.empty()) {
@@ -159,7 +159,7 @@ void add_verify(CLI::App* sub, Runner& run, CLI::App&) {
       ->take_all();
   sub->add_option("--node", args->node,
                   "the node name the Local traffic policies are evaluated for (default: the snapshot's)");
-  add_format_option(sub, args->format, kFormats);
+  add_format_option(sub, args->format, kVerifyFormats);
   add_output_option(sub, args->output, "write the result to FILE instead of stdout");
   add_width_option(sub, args->width);
   sub->callback([args, &run] { run = [args] { return with_import_hints([&] { return run_verify(*args); }); }; });

@@ -20,7 +20,7 @@ namespace dpscope::cli {
 
 namespace {
 
-const std::vector<std::string> kFormats = {"text", "markdown", "json", "csv"};
+const std::vector<std::string> kWhereFormats = {"text", "markdown", "json", "csv"};
 
 struct WhereArgs {
   std::vector<std::string> positional;  // IP[:PORT] then snapshots or folders
@@ -50,7 +50,7 @@ int run_where(const WhereArgs& a) {
     throw UsageError(std::string("where: ") + e.what());
   }
   if (format == reports::Format::Html) throw UsageError("where: --format html is only for compare");
-  check_output_destination("-o", a.output, kFormats);
+  check_output_destination("-o", a.output, kWhereFormats);
   std::vector<reports::WhereNode> nodes;
   const std::vector<std::string> inputs(a.positional.begin() + 1, a.positional.end());
   for_each_snapshot(inputs, {nullptr, warn_on_stderr}, [&](model::Snapshot& s, const std::string& path) {
@@ -79,7 +79,7 @@ void add_where(CLI::App* sub, Runner& run, CLI::App&) {
                   "IP[:PORT] followed by snapshot files or cluster folders of them")
       ->type_name("IP[:PORT] FILE|DIR")
       ->required();
-  add_format_option(sub, args->format, kFormats);
+  add_format_option(sub, args->format, kWhereFormats);
   add_output_option(sub, args->output, "write the result to FILE instead of stdout");
   add_width_option(sub, args->width);
   sub->callback([args, &run] { run = [args] { return with_import_hints([&] { return run_where(*args); }); }; });

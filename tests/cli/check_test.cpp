@@ -39,7 +39,7 @@ Outcome check(const json& snap, const std::string& expect) {
   write_text(dir.file("node.json"), snap.dump());
   auto r = run({dpscope_bin(), "check", dir.file("node.json"), "--expect", expect, "--format", "json"});
   EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
-  return {r.exit_code, json::parse(r.out)};
+  return {r.exit_code, json::parse(r.out)["results"][0]};
 }
 
 std::vector<std::string> ids(const json& result) {

@@ -46,7 +46,7 @@ struct Verdict {
 Verdict check(const std::string& snap, const std::string& expect) {
   auto r = run({dpscope_bin(), "check", snap, "--expect", expect, "--format", "json"});
   EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
-  Verdict v{r.exit_code, json::parse(r.out), {}};
+  Verdict v{r.exit_code, json::parse(r.out)["results"][0], {}};
   for (const auto& p : v.result["problems"]) v.problems.push_back(p["id"]);
   return v;
 }

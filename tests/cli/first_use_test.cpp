@@ -412,3 +412,109 @@ TEST(FirstUse, TextOnAPipeFitsOneHundredColumnsAndLosesNothing) {
 
 }  // namespace
 }  // namespace dpscope::test
+
+namespace dpscope::test {
+namespace {
+
+// ---------------------------------------------------------------- 13. docs that agree with the binary
+
+// The lines of a text between a line starting with `begin` and the next line starting with `end`.
+std::string between(const std::string& text, const std::string& begin, const std::string& end) {
+  const size_t b = text.find("\n" + begin);
+  if (b == std::string::npos) return "";
+  const size_t from = text.find('\n', b + 1) + 1;
+  const size_t to = text.find("\n" + end, from);
+  return to == std::string::npos ? "" : text.substr(from, to + 1 - from);
+}
+
+TEST(FirstUse, ReadmeDemoExcerptIsTheRealOutput) {
+  auto made = sh("DPSCOPE='" + dpscope_bin() + "' sh '" + source_path("scripts/readme-demo.sh") + "'");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  ASSERT_NE(made.out.find("\nNode\n"), std::string::npos) << made.out;
+  const std::string readme = read_text(source_path("README.md"));
+  const std::string block = between(readme, "<!-- demo-excerpt:begin", "<!-- demo-excerpt:end");
+  EXPECT_EQ(block, "```\n" + made.out + "```\n") << "README.md's demo excerpt is stale: run scripts/readme-demo.sh --write";
+}
+
+TEST(FirstUse, ExitCodesAreOneTextInHelpManPageAndCliMd) {
+  const std::string help = run({dpscope_bin(), "--help"}).out;
+  const size_t at = help.find("Exit codes:\n");
+  ASSERT_NE(at, std::string::npos) << help;
+  const std::string codes = help.substr(at, help.find("\n\n", at) + 1 - at);
+  EXPECT_NE(codes.find("  1  a gate failed: check"), std::string::npos) << codes;
+  EXPECT_NE(codes.find("verify"), std::string::npos) << codes;
+  EXPECT_EQ(codes.find("comparison"), std::string::npos) << codes;  // compare has no gate: it exits 0
+  const std::string cli_md = read_text(source_path("docs/cli.md"));
+  EXPECT_NE(cli_md.find("```\n" + codes + "```\n"), std::string::npos) << "docs/cli.md's exit codes differ from --help:\n"
+                                                                        << codes;
+  const std::string man = run({dpscope_bin(), "man"}).out;
+  std::istringstream in(codes);
+  std::string line;
+  std::getline(in, line);  // the title
+  while (std::getline(in, line)) {
+    std::string roff;
+    for (char c : line.substr(2)) roff += c == '-' ? std::string("\\-") : std::string(1, c);
+    EXPECT_NE(man.find("\n" + roff + "\n"), std::string::npos) << "dpscope(1) lacks: " << roff;
+  }
+}
+
+TEST(FirstUse, CliMdTableHasEveryCommand) {
+  const std::string help = run({dpscope_bin(), "--help"}).out;
+  const std::string cli_md = read_text(source_path("docs/cli.md"));
+  const std::string subcommands = between(help, "Subcommands:", "\n");
+  size_t commands = 0;
+  for (const auto& l : lines_of(subcommands)) {
+    std::istringstream w(l);
+    std::string name;
+    if (!(w >> name)) continue;
+    ++commands;
+    EXPECT_NE(cli_md.find("\n| `" + name + "` | "), std::string::npos) << "docs/cli.md's table lacks " << name;
+  }
+  EXPECT_EQ(commands, 11u) << subcommands;
+}
+
+TEST(FirstUse, ReadmeSaysThePluginWasNotRunOnALiveCluster) {
+  // Wherever the README offers the plugin, the same paragraph or block says so.
+  const std::string readme = read_text(source_path("README.md"));
+  size_t offers = 0;
+  for (size_t at = readme.find("kubectl-dpscope"); at != std::string::npos; at = readme.find("kubectl-dpscope", at + 1)) {
+    const size_t start = readme.rfind("\n\n", at), end = readme.find("\n\n", at);
+    const std::string paragraph = readme.substr(start, end - start);
+    EXPECT_NE(paragraph.find("live cluster"), std::string::npos) << paragraph;
+    ++offers;
+  }
+  EXPECT_GE(offers, 2u);
+}
+
+}  // namespace
+}  // namespace dpscope::test
+
+namespace dpscope::test {
+namespace {
+
+// ---------------------------------------------------------------- 6. no bpffs is no pin
+
+// A mount namespace of its own with every bpffs unmounted, and a dps-* network
+// namespace for the netfilter part: the snapshot is complete (exit 0), says
+// why there are no pins, and lists no ebpf.pins as unavailable.
+TEST(FirstUse, SnapshotWithoutBpffsIsCompleteAndSaysWhy) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (a mount namespace and a network namespace of its own)";
+  if (sh("command -v unshare >/dev/null && command -v ip >/dev/null").exit_code != 0) GTEST_SKIP() << "no unshare/ip";
+  const std::string ns = "dps-firstuse-" + std::to_string(getpid());
+  ASSERT_EQ(sh("ip netns add " + ns).exit_code, 0);
+  TempDir dir;
+  auto r = sh("unshare --mount --propagation private sh -c '"
+              "for m in $(awk \"\\$3 == \\\"bpf\\\" {print \\$2}\" /proc/self/mounts); do umount -l \"$m\"; done; "
+              "exec \"$0\" snapshot --netns " + ns + " --no-agents -o \"$1\"' '" + dpscope_bin() + "' '" +
+              dir.file("s.json") + "'");
+  sh("ip netns delete " + ns);
+  const json s = json::parse(read_text(dir.file("s.json")));
+  for (const auto& u : s["unavailable"]) EXPECT_NE(u["section"], "ebpf.pins") << u.dump();
+  if (s["unavailable"].empty()) EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("dpscope: ebpf: no bpffs is mounted in this mount namespace, so nothing is pinned here"),
+            std::string::npos)
+      << r.err;
+}
+
+}  // namespace
+}  // namespace dpscope::test

@@ -43,7 +43,7 @@ TEST(IpsetImport, KubeRouterSaveFileSetBySet) {
   }
   // The service-IP sets: kube-router is the service proxy, its Services in IPVS.
   auto check = run({dpscope_bin(), "check", dir.file("s.json"), "--expect", "kube-router", "--format", "json"});
-  const json c = json::parse(check.out);
+  const json c = json::parse(check.out)["results"][0];
   // Netfilter was not imported: kube-proxy is not ruled out, and the gate does not pass.
   EXPECT_EQ(c["detected_mode"], "kube-router-unconfirmed");
   EXPECT_EQ(check.exit_code, 1);

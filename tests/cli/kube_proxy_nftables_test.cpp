@@ -402,7 +402,7 @@ TEST(KubeProxyNftCheck, NftablesNodePassesAndIptablesLeftoversFailNamingTheBacke
   WholeNodes nodes("300x5");
   auto ok = run({dpscope_bin(), "check", nodes.nft, "--expect", "kube-proxy-nftables", "--format", "json"});
   EXPECT_EQ(ok.exit_code, 0) << ok.out;
-  const json pass = json::parse(ok.out);
+  const json pass = json::parse(ok.out)["results"][0];
   EXPECT_TRUE(pass["problems"].empty()) << ok.out;
   bool wording = false;
   for (const auto& p : pass["passed"]) {
@@ -426,7 +426,7 @@ TEST(KubeProxyNftCheck, NftablesNodePassesAndIptablesLeftoversFailNamingTheBacke
             0);
   auto bad = run({dpscope_bin(), "check", left, "--expect", "kube-proxy-nftables", "--format", "json"});
   EXPECT_EQ(bad.exit_code, 1) << bad.out;
-  const json fail = json::parse(bad.out);
+  const json fail = json::parse(bad.out)["results"][0];
   std::vector<std::string> stale;
   for (const auto& p : fail["problems"]) {
     if (p["id"] == "stale-kube-proxy-chains") stale.push_back(p["message"]);

@@ -91,7 +91,7 @@ TEST(UnknownNotZero, Case1BpftoolImportWithoutMapContentsIsNotCollected) {
   // Was: exit 1 with no-ebpf-service-map although cilium_lb4_services_v2 is listed.
   auto chk = run({dpscope_bin(), "check", dir.file("gke.json"), "--expect", "kube-proxy-free", "--format", "json"});
   EXPECT_EQ(chk.exit_code, 1);
-  json c = json::parse(chk.out);
+  json c = json::parse(chk.out)["results"][0];
   auto ids = problem_ids(c);
   EXPECT_EQ(std::count(ids.begin(), ids.end(), "no-ebpf-service-map"), 0) << chk.out;
   bool entries_missing = false;
@@ -203,7 +203,7 @@ TEST(UnknownNotZero, Case3NoConclusionFromAnIncompleteSection) {
   for (const char* expect : {"kube-proxy-iptables", "kube-proxy-free"}) {
     auto r = run({dpscope_bin(), "check", dir.file("churn.json"), "--expect", expect, "--format", "json"});
     EXPECT_EQ(r.exit_code, 1) << expect;  // never passes on an incomplete section
-    json j = json::parse(r.out);
+    json j = json::parse(r.out)["results"][0];
     auto ids = problem_ids(j);
     EXPECT_EQ(std::count(ids.begin(), ids.end(), "kube-proxy-missing"), 0) << r.out;  // was: concluded from 0 rules
     EXPECT_EQ(std::count(ids.begin(), ids.end(), "section-incomplete"), 1) << r.out;
@@ -538,7 +538,7 @@ TEST(UnknownNotZero, CiliumImportWithoutLegacyIsNotConfirmedKubeProxyFree) {
   write_text(dir.file("c.json"), snap.dump());
   auto chk = run({dpscope_bin(), "check", dir.file("c.json"), "--expect", "kube-proxy-free", "--format", "json"});
   EXPECT_EQ(chk.exit_code, 1) << chk.out;
-  json c = json::parse(chk.out);
+  json c = json::parse(chk.out)["results"][0];
   auto ids = problem_ids(c);
   EXPECT_NE(std::find(ids.begin(), ids.end(), "section-missing"), ids.end()) << chk.out;
   EXPECT_EQ(c["detected_mode"], "cilium-kpr-unconfirmed");
