@@ -138,7 +138,8 @@ AddressQuery parse_address_query(const std::string& input) {
   AddressQuery q;
   std::string text = input;
   // "ADDR:PORT/proto", as places are printed (a prefix's "/24" has no port before it).
-  if (const size_t slash = text.rfind('/'); slash != std::string::npos && text.find(':') != std::string::npos) {
+  const size_t slash = text.rfind('/');
+  if (slash != std::string::npos && slash + 1 < text.size() && std::isalpha(static_cast<unsigned char>(text[slash + 1]))) {
     const std::string proto = text.substr(slash + 1);
     if (proto != "tcp" && proto != "udp" && proto != "sctp") {
       throw std::invalid_argument("'" + input + "': bad protocol '" + proto + "' (tcp, udp, sctp)");

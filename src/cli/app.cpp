@@ -51,6 +51,10 @@ int run_main(int argc, char** argv) {
   if (args.size() >= 2 && !args[1].empty() && args[1][0] != '-') {
     if (!find_command(args[1])) return unknown_command(args[1]);
     command = args[1];
+  } else if (args.size() >= 2 && args[1] != "-h" && args[1] != "--help" &&
+             args[1] != "-V" && args[1] != "--version") {
+    // CLI11 would say "A subcommand is required" for a misspelt option.
+    return bad_usage("", "unknown option " + args[1], true);
   }
   if (args.size() == 1) {
     std::string list;

@@ -69,9 +69,10 @@ void add_scale(CLI::App* sub, Runner& run, CLI::App&) {
   sub->add_option("snapshots", args->snapshots, "snapshot files, or cluster folders of them")
       ->type_name("FILE|DIR")
       ->required();
-  sub->add_option("--services", args->services, "project to N service ports (with endpoints)");
+  sub->add_option("--services", args->services, "project to N service ports (with endpoints)")->type_name("N");
   sub->add_option("--endpoints", args->endpoints,
-                  "... and M endpoints in total over all service ports (at least N; 5 per service: 5 x N)");
+                  "... and M endpoints in total over all service ports (at least N; 5 per service: 5 x N)")
+      ->type_name("M");
   add_format_option(sub, args->format, kScaleFormats);
   add_output_option(sub, args->output, "write the report to FILE (atomically) instead of stdout");
   add_width_option(sub, args->width);

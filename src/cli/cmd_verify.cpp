@@ -158,7 +158,8 @@ void add_verify(CLI::App* sub, Runner& run, CLI::App&) {
       ->type_name("FILE")
       ->take_all();
   sub->add_option("--node", args->node,
-                  "the node name the Local traffic policies are evaluated for (default: the snapshot's)");
+                  "the node name the Local traffic policies are evaluated for (default: the snapshot's)")
+      ->type_name("NAME");
   add_format_option(sub, args->format, kVerifyFormats);
   add_output_option(sub, args->output, "write the result to FILE instead of stdout");
   add_width_option(sub, args->width);

@@ -129,7 +129,7 @@ TEST(FirstUse, ParseErrorsSpeakLikeDpscope) {
   EXPECT_EQ(top.exit_code, 2);
   EXPECT_EQ(top.err, "dpscope: unknown option --bogus\nsee 'dpscope --help'\n");
   // dpscope's own usage errors carry the same prefix, once.
-  auto labels = run({dpscope_bin(), "compare", kube_proxy(), "--label", "a", "--label", "a"});
+  auto labels = run({dpscope_bin(), "compare", kube_proxy(), cilium(), "--label", "a", "--label", "a"});
   EXPECT_EQ(labels.exit_code, 2);
   EXPECT_EQ(labels.err, "dpscope: compare: --label a is given twice: each side needs its own label\n");
   auto dest = run({dpscope_bin(), "where", "10.96.0.10", kube_proxy(), "-o", "/nonexistent-dps/x.txt"});

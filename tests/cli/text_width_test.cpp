@@ -110,8 +110,9 @@ TEST(TextWidth, EveryLineFitsAndEveryNumberStays) {
   }
 }
 
-TEST(TextWidth, UnlimitedIsTheGoldenForm) {
-  for (const char* args : {"", " --width 0"}) {
+// Off a terminal (a pipe, -o FILE) text fits 100 columns: the golden form.
+TEST(TextWidth, OffATerminalOneHundredColumnsIsTheGoldenForm) {
+  for (const char* args : {"", " --width 100"}) {
     auto kind = dpscope_in_source("compare " + kKind + args);
     EXPECT_EQ(kind.out, read_text(source_path("tests/golden/compare-kind.txt")));
     auto clusters = dpscope_in_source("compare " + kClusters + args);
@@ -148,7 +149,7 @@ TEST(TextWidth, ColumnsIsHonouredWhenNotATerminalAndTheFlagWins) {
   auto flag = dpscope_in_source("compare " + kKind + " --width 60");
   EXPECT_EQ(env.out, flag.out);
   EXPECT_NE(env.out, read_text(source_path("tests/golden/compare-kind.txt")));
-  auto wins = sh("cd '" + source_path("") + "' && COLUMNS=60 '" + dpscope_bin() + "' compare " + kKind + " --width 0");
+  auto wins = sh("cd '" + source_path("") + "' && COLUMNS=60 '" + dpscope_bin() + "' compare " + kKind + " --width 100");
   EXPECT_EQ(wins.out, read_text(source_path("tests/golden/compare-kind.txt")));
   // Not a number: ignored.
   auto junk = sh("cd '" + source_path("") + "' && COLUMNS=wide '" + dpscope_bin() + "' compare " + kKind);

@@ -371,7 +371,7 @@ TEST(UnknownNotZero, Case9WordingIsWhatKubeProxyDoes) {
 // ---- case 10: the smaller cases.
 TEST(UnknownNotZero, Case10CheckSaysBackendAndWhatEachCountCounts) {
   auto r = run({dpscope_bin(), "check", source_path("fixtures/snapshots/kind-kube-proxy.json"), "--expect",
-                "kube-proxy-free"});
+                "kube-proxy-free", "--width", "0"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("iptables-nft: 5 KUBE-SVC chains, 8 KUBE-SEP chains, 6 rules in KUBE-SERVICES (filter and "
                        "nat): 5 of them service-IP rules"),
