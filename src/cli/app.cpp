@@ -43,9 +43,9 @@ int run_main(int argc, char** argv) {
   // option is the command. `help [CMD]` is `[CMD] --help`, as in git and kubectl.
   std::vector<std::string> args(argv, argv + argc);
   if (args.size() >= 2 && args[1] == "help") {
-    if (args.size() > 2 && !find_command(args[2])) return unknown_command(args[2]);
-    args = args.size() > 2 ? std::vector<std::string>{args[0], args[2], "--help"}
-                           : std::vector<std::string>{args[0], "--help"};
+    const bool of_command = args.size() > 2 && args[2] != "help";
+    if (of_command && !find_command(args[2])) return unknown_command(args[2]);
+    args = of_command ? std::vector<std::string>{args[0], args[2], "--help"} : std::vector<std::string>{args[0], "--help"};
   }
   std::string command;
   if (args.size() >= 2 && !args[1].empty() && args[1][0] != '-') {

@@ -77,12 +77,16 @@ const char* const kCheckDescription = R"(Problems: stale KUBE-SVC/KUBE-SEP/KUBE-
 backends, an orphan nftables kube-proxy table, a service address programmed both in netfilter and in
 an eBPF service map, no eBPF service map on a node that should be kube-proxy-free, sections that
 could not be read or were not in an import: a check never passes on a section it could not see
-(section-unavailable, section-missing, section-incomplete; exit 1). A folder checks each node snapshot
-in it; the command passes only when every node does. Exit 0: matches; 1: problems listed; 2: bad input.)";
+(section-unavailable, section-missing, section-incomplete; exit 1). kube-proxy's leftover chains are
+named per backend, with the cleanup its tools' authors document (kube-proxy --cleanup; the Cilium
+docs' iptables-save | grep -v KUBE | iptables-restore) as text to copy: dpscope runs nothing. A folder
+checks each node snapshot in it; the command passes only when every node does; --format json is one
+dpscope.check/v2 document for one node or many. Exit 0: matches; 1: problems listed; 2: bad input.)";
 
 const char* const kWhereDescription = R"(Lists every rule, nft set/map element and eBPF service-map frontend or backend that programs the
-address, per node. A folder stands for each node snapshot in it. Exit 1 (like grep) when the address
-is programmed nowhere on any node.)";
+address, per node. An nft set element without a port is a place for IP:PORT only when a rule using the
+set takes that port (`ip daddr @svc tcp dport 8080` does not take 9999). A folder stands for each node
+snapshot in it. Exit 1 (like grep) when the address is programmed nowhere on any node.)";
 
 const char* const kScaleDescription = R"(Fits rules as a function of services and endpoints from each snapshot's own composition (KUBE-SVC,
 KUBE-SEP chains, nftables map elements) and projects them to --services/--endpoints, beside the eBPF
@@ -163,6 +167,7 @@ const std::vector<CommandSpec> kCommands = {
       "dpscope compare cluster-a/ cluster-b/ --format html -o clusters.html",
       "dpscope compare kube-proxy.json cilium.json --services    # per Service",
       "dpscope compare before.json after.json --rules            # the rules that differ, by text",
+      "dpscope compare before.json after.json --diff-only        # only the rows that differ",
       "dpscope compare cluster/ --intent cluster-intent.json     # plus each side's verify summary"},
      add_compare},
     {"check",
@@ -176,6 +181,7 @@ const std::vector<CommandSpec> kCommands = {
      "Where one service address is programmed, per node and dataplane (exit 1: programmed nowhere)",
      kWhereDescription,
      {"dpscope where 10.96.0.10:53 kube-proxy.json cilium.json",
+      "dpscope where 10.96.0.10:53/udp node.json                 # the IP:PORT/proto form where prints",
       "dpscope where 10.96.0.1 cluster/ --format json | jq '.nodes[].places | length'"},
      add_where},
     {"scale",
