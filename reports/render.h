@@ -32,7 +32,7 @@ std::string render(const Comparison& c, Format f, const TextOptions& opt = {});
 // compare --diff-only: drops the rows whose value is the same number or text on
 // every side (a row with an unavailable, not collected or incomplete value is
 // kept: two unknowns are not equal) and counts them in equal_rows_hidden,
-// which every format but CSV states.
+// which text, Markdown and JSON state (CSV and HTML only leave the rows out).
 void hide_equal_rows(Comparison& c);
 std::string hidden_rows_sentence(const Comparison& c);
 
