@@ -18,7 +18,6 @@ th,td{border:1px solid #ddd;padding:.25em .6em;vertical-align:top}
 th{background:#f3f5f8;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}
 tr.headline td:first-child{font-weight:600}
 td.note{color:#666}.unavail{color:#a33}.nc{color:#888;font-style:italic}
-tr.changed>td,tr.changed>th{background:#fff3d1}tr.changed>td:first-child,tr.changed>th:first-child{box-shadow:inset 3px 0 #d1822b}
 td.d{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 ul.findings li{margin:.3em 0}
 figure.chart{margin:1em 0 1.4em}figure.chart figcaption{margin-bottom:.3em}.scale{color:#666}
@@ -28,6 +27,8 @@ table.chart td.bar{white-space:nowrap;vertical-align:middle}
 table.chart i.key{display:inline-block;width:.8em;height:.8em;margin-right:.3em;vertical-align:-.05em}
 .track{display:inline-block;width:11em;height:.85em;background:#eef0f3;vertical-align:middle;margin-right:.4em}
 .fill{display:block;height:100%}
+tr.changed>td,tr.changed>th,table.chart tr.changed>th[scope=row]{background:#fff3d1}
+tr.changed>td:first-child,tr.changed>th:first-child{box-shadow:inset 3px 0 #d1822b}
 details.zero{margin-top:1.8em}details.zero>summary{cursor:pointer;color:#555}
 details.zero>summary h2{display:inline;font-size:1.05em;border:0;margin:0;color:#222}
 )CSS";
