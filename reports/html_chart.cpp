@@ -61,7 +61,8 @@ std::string difference_text(const std::vector<double>& values, bool bytes) {
   for (double v : values) {
     if (v >= 0) known.push_back(v);
   }
-  if (known.size() < 2 || known.size() != values.size()) return "";
+  if (values.size() < 2) return "";
+  if (known.size() != values.size()) return "n/a";
   if (values.size() == 2) {
     const double d = values[1] - values[0];
     if (d == 0) return "same";
@@ -87,7 +88,7 @@ std::string bar_chart(const std::string& title, const std::vector<Series>& data,
   auto fraction = [&](double v) {
     if (v <= 0 || max <= 0) return 0.0;
     const double f = log_scale ? std::log1p(v) / std::log1p(max) : v / max;
-    return std::max(f, 0.02);
+    return std::max(f, 0.03);
   };
   std::string out = "<figure class=\"chart\"><figcaption>" + escape_html(title);
   out += log_scale ? "<span class=\"scale\"> (bar length on a log scale: the values span " + number_text(min_positive, bytes) +

@@ -6,7 +6,9 @@
   const problems = [];
   const stats = { headings: 0, charts: 0, chart_rows: 0, bars: 0, tables: 0, changed_rows: 0, folded: 0, texts: 0 };
   const box = (e) => e.getBoundingClientRect();
-  const visible = (e) => { const b = box(e); return b.width > 0 && b.height > 0; };
+  // Drawn: a box of some size, and not skipped (the contents of a closed
+  // <details> still get boxes from getBoundingClientRect, but are not drawn).
+  const visible = (e) => { const b = box(e); return b.width > 0 && b.height > 0 && e.checkVisibility(); };
   const what = (e) => e.tagName.toLowerCase() + ' "' + e.textContent.trim().replace(/\s+/g, ' ').slice(0, 50) + '"';
   const transparent = (e) => { const c = getComputedStyle(e).backgroundColor; return c === 'rgba(0, 0, 0, 0)' || c === 'transparent'; };
 
@@ -29,7 +31,7 @@
   const rects = [];
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let t = walker.nextNode(); t; t = walker.nextNode()) {
-    if (!t.textContent.trim() || t.parentElement.closest('#dps-layout')) continue;
+    if (!t.textContent.trim() || t.parentElement.closest('#dps-layout') || !t.parentElement.checkVisibility()) continue;
     const range = document.createRange();
     range.selectNodeContents(t);
     for (const r of range.getClientRects()) {
