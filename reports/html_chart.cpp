@@ -20,7 +20,7 @@ tr.headline td:first-child{font-weight:600}
 td.note{color:#666}.unavail{color:#a33}.nc{color:#888;font-style:italic}
 td.d{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 ul.findings li{margin:.3em 0}
-figure.chart{margin:1em 0 1.4em}figure.chart figcaption{margin-bottom:.3em}.scale{color:#666}
+figure.chart{margin:1em 0 1.4em}figure.chart figcaption{margin-bottom:.3em}.log-note{color:#666}
 .scroll{overflow-x:auto}
 table.chart th[scope=row]{font-weight:normal;text-align:right;background:none;white-space:nowrap}
 table.chart td.bar{white-space:nowrap;vertical-align:middle}
@@ -91,7 +91,7 @@ std::string bar_chart(const std::string& title, const std::vector<Series>& data,
     return std::max(f, 0.03);
   };
   std::string out = "<figure class=\"chart\"><figcaption>" + escape_html(title);
-  out += log_scale ? "<span class=\"scale\"> (bar length on a log scale: the values span " + number_text(min_positive, bytes) +
+  out += log_scale ? "<span class=\"log-note\"> (bar length on a log scale: the values span " + number_text(min_positive, bytes) +
                          " to " + number_text(max, bytes) + "; the numbers are exact)</span>"
                    : "";
   out += "</figcaption>\n<div class=\"scroll\"><table class=\"chart\">\n<tr><th></th>";

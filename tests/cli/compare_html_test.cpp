@@ -195,7 +195,7 @@ TEST(CompareHtml, KubeProxyModesPagesOpenInChromiumWithBothModesDrawn) {
                                               "1200,3000", &stats);
   // The nftables node's few iptables rules beside the iptables node's thousands: a log scale,
   // every bar visible (the layout check's >= 3 px), said in the caption.
-  EXPECT_NE(compare.find("Rules by chain family (iptables)<span class=\"scale\"> (bar length on a log scale"),
+  EXPECT_NE(compare.find("Rules by chain family (iptables)<span class=\"log-note\"> (bar length on a log scale"),
             std::string::npos);
   const std::string scale = render_and_open(browser, dir, "scale " + pair + " --format html", "scale-modes", "1200,1600");
   for (const std::string* dom : {&compare, &scale}) {

@@ -758,6 +758,12 @@ TEST_F(Plugin, VerifyComparesTheClusterIntentWithEveryNode) {
   bool asked = false;
   for (const auto& c : calls_with("get")) asked = asked || contains(c, "get services,endpointslices -A -o json");
   EXPECT_TRUE(asked);
+  // The exit-code contract: verified, but from an incomplete snapshot: 3, as cluster says.
+  mode("test-node", "incomplete");
+  RunResult partial = plugin({"verify", "--dir", dir.file("c1"), "--image", "img"}, "DPSCOPE_BIN=" + dpscope_bin());
+  EXPECT_EQ(partial.exit_code, 3) << partial.out << partial.err;
+  EXPECT_TRUE(contains(partial.err, "some snapshots are incomplete (see above): verified as far as they go")) << partial.err;
+  fs::remove(dir.file("mode/test-node"));
 
   // The cluster moved on (svc3 deleted): the node still programs it.
   nlohmann::json without = nlohmann::json::parse(intent);
