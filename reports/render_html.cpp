@@ -94,7 +94,8 @@ bool all_zero(const Comparison& c, const std::string& section) {
 
 std::string section_table(const Comparison& c, const std::string& sec) {
   const bool several = c.sides.size() > 1;
-  std::string out = "<table>\n<tr><th>metric</th>";
+  // In its own scrolling box: ten nodes side by side do not widen the page.
+  std::string out = "<div class=\"scroll\"><table>\n<tr><th>metric</th>";
   for (const auto& s : c.sides) out += "<th>" + escape_html(s.label) + "</th>";
   out += several ? "<th>difference</th><th>note</th></tr>\n" : "<th>note</th></tr>\n";
   for (const auto& r : c.rows) {
@@ -106,7 +107,7 @@ std::string section_table(const Comparison& c, const std::string& sec) {
     if (several) out += "<td class=\"d\">" + escape_html(difference) + "</td>";
     out += "<td class=\"note\">" + escape_html(r.note) + "</td></tr>\n";
   }
-  return out + "</table>\n";
+  return out + "</table></div>\n";
 }
 
 // The charts of a cluster comparison: its totals over the nodes and the
