@@ -1,6 +1,8 @@
 #include "reports/html_chart.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 #include "reports/escape.h"
 
@@ -16,9 +18,24 @@ th,td{border:1px solid #ddd;padding:.25em .6em;vertical-align:top}
 th{background:#f3f5f8;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}
 tr.headline td:first-child{font-weight:600}
 td.note{color:#666}.unavail{color:#a33}.nc{color:#888;font-style:italic}
-.legend span{display:inline-block;margin-right:1.2em}.legend i{display:inline-block;width:.9em;height:.9em;margin-right:.3em;vertical-align:-.1em}
-ul.findings li{margin:.3em 0}svg text{font-size:12px;fill:#222}
+td.d{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+ul.findings li{margin:.3em 0}
+figure.chart{margin:1em 0 1.4em}figure.chart figcaption{margin-bottom:.3em}.log-note{color:#666}
+.scroll{overflow-x:auto}
+table.chart th[scope=row]{font-weight:normal;text-align:right;background:none;white-space:nowrap}
+table.chart td.bar{white-space:nowrap;vertical-align:middle}
+table.chart i.key{display:inline-block;width:.8em;height:.8em;margin-right:.3em;vertical-align:-.05em}
+.track{display:inline-block;width:11em;height:.85em;background:#eef0f3;vertical-align:middle;margin-right:.4em}
+.fill{display:block;height:100%}
+tr.changed>td,tr.changed>th,table.chart tr.changed>th[scope=row]{background:#fff3d1}
+tr.changed>td:first-child,tr.changed>th:first-child{box-shadow:inset 3px 0 #d1822b}
+details.zero{margin-top:1.8em}details.zero>summary{cursor:pointer;color:#555}
+details.zero>summary h2{display:inline;font-size:1.05em;border:0;margin:0;color:#222}
 )CSS";
+
+std::string number_text(double v, bool bytes) {
+  return bytes ? human_bytes(static_cast<uint64_t>(v)) : std::to_string(static_cast<uint64_t>(v));
+}
 
 }  // namespace
 
@@ -26,52 +43,79 @@ const char* report_css() { return kCss; }
 
 const char* side_color(size_t i) { return kColors[i % 6]; }
 
+bool values_differ(const std::vector<double>& values) {
+  double first = -1;
+  for (double v : values) {
+    if (v < 0) continue;
+    if (first < 0) {
+      first = v;
+    } else if (v != first) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string difference_text(const std::vector<double>& values, bool bytes) {
+  std::vector<double> known;
+  for (double v : values) {
+    if (v >= 0) known.push_back(v);
+  }
+  if (values.size() < 2) return "";
+  if (known.size() != values.size()) return "n/a";
+  if (values.size() == 2) {
+    const double d = values[1] - values[0];
+    if (d == 0) return "same";
+    return (d > 0 ? "+" : "\u2212") + number_text(std::fabs(d), bytes);
+  }
+  const auto [lo, hi] = std::minmax_element(known.begin(), known.end());
+  if (*lo == *hi) return "same";
+  return number_text(*lo, bytes) + " to " + number_text(*hi, bytes);
+}
+
 std::string bar_chart(const std::string& title, const std::vector<Series>& data, const std::vector<Side>& sides,
                       bool bytes) {
   if (data.empty()) return "";
-  double max = 0;
+  double max = 0, min_positive = 0;
   for (const auto& s : data) {
-    for (double v : s.values) max = std::max(max, v);
-  }
-  if (max <= 0) max = 1;
-  // Room right of the longest bar for its text (~7 px a character at the chart's font size).
-  size_t longest = 0;
-  for (const auto& s : data) {
-    for (const auto& t : s.texts) longest = std::max(longest, t.size());
-  }
-  const int text_w = std::max(120, static_cast<int>(longest) * 7 + 8);
-  const int label_w = 230, bar_w = 560, bar_h = 13, gap = 8;
-  const int group_h = static_cast<int>(sides.size()) * bar_h + gap;
-  const int height = static_cast<int>(data.size()) * group_h + 10;
-  std::string out = "<figure><figcaption>" + escape_html(title) + "</figcaption>\n";
-  out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(label_w + bar_w + text_w) +
-         "\" height=\"" + std::to_string(height) + "\" role=\"img\" aria-label=\"" + escape_html(title) + "\">\n";
-  int y = 5;
-  for (const auto& s : data) {
-    out += "<text x=\"" + std::to_string(label_w - 6) + "\" y=\"" + std::to_string(y + bar_h) +
-           "\" text-anchor=\"end\">" + escape_html(s.label) + "</text>\n";
-    for (size_t i = 0; i < s.values.size(); ++i) {
-      double v = s.values[i];
-      int w = v > 0 ? std::max(1, static_cast<int>(v / max * bar_w)) : 0;
-      int by = y + static_cast<int>(i) * bar_h;
-      out += "<rect x=\"" + std::to_string(label_w) + "\" y=\"" + std::to_string(by) + "\" width=\"" +
-             std::to_string(w) + "\" height=\"" + std::to_string(bar_h - 2) + "\" fill=\"" + side_color(i) +
-             "\"><title>" + escape_html(sides[i].label) + "</title></rect>\n";
-      std::string text = i < s.texts.size() ? s.texts[i]
-                         : v < 0            ? "n/a"
-                         : bytes            ? human_bytes(static_cast<uint64_t>(v))
-                                            : std::to_string(static_cast<uint64_t>(v));
-      out += "<text x=\"" + std::to_string(label_w + w + 4) + "\" y=\"" + std::to_string(by + bar_h - 3) + "\">" +
-             escape_html(text) + "</text>\n";
+    for (double v : s.values) {
+      max = std::max(max, v);
+      if (v > 0 && (min_positive == 0 || v < min_positive)) min_positive = v;
     }
-    y += group_h;
   }
-  out += "</svg>\n<div class=\"legend\">";
+  const bool log_scale = min_positive > 0 && max / min_positive > kLinearSpan;
+  // Fraction of the track a value fills; a positive value never vanishes.
+  auto fraction = [&](double v) {
+    if (v <= 0 || max <= 0) return 0.0;
+    const double f = log_scale ? std::log1p(v) / std::log1p(max) : v / max;
+    return std::max(f, 0.03);
+  };
+  std::string out = "<figure class=\"chart\"><figcaption>" + escape_html(title);
+  out += log_scale ? "<span class=\"log-note\"> (bar length on a log scale: the values span " + number_text(min_positive, bytes) +
+                         " to " + number_text(max, bytes) + "; the numbers are exact)</span>"
+                   : "";
+  out += "</figcaption>\n<div class=\"scroll\"><table class=\"chart\">\n<tr><th></th>";
   for (size_t i = 0; i < sides.size(); ++i) {
-    out += "<span><i style=\"background:" + std::string(side_color(i)) + "\"></i>" + escape_html(sides[i].label) +
-           "</span>";
+    out += "<th><i class=\"key\" style=\"background:" + std::string(side_color(i)) + "\"></i>" +
+           escape_html(sides[i].label) + "</th>";
   }
-  return out + "</div></figure>\n";
+  out += sides.size() > 1 ? "<th>difference</th></tr>\n" : "</tr>\n";
+  for (const auto& s : data) {
+    const bool changed = values_differ(s.values);
+    out += std::string(changed ? "<tr class=\"changed\">" : "<tr>") + "<th scope=\"row\">" + escape_html(s.label) + "</th>";
+    for (size_t i = 0; i < s.values.size(); ++i) {
+      const double v = s.values[i];
+      const std::string text = i < s.texts.size() ? s.texts[i] : v < 0 ? "n/a" : number_text(v, bytes);
+      char width[32];
+      std::snprintf(width, sizeof width, "%.1f%%", fraction(v) * 100);
+      out += "<td class=\"bar\"><span class=\"track\"><span class=\"fill\" style=\"width:" + std::string(width) +
+             ";background:" + side_color(i) + "\"" + (v >= 0 ? " data-value=\"" + number_text(v, false) + "\"" : "") +
+             "></span></span><span class=\"v\">" + escape_html(text) + "</span></td>";
+    }
+    if (sides.size() > 1) out += "<td class=\"d\">" + escape_html(difference_text(s.values, bytes)) + "</td>";
+    out += "</tr>\n";
+  }
+  return out + "</table></div></figure>\n";
 }
 
 }  // namespace dpscope::reports

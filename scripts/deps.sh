@@ -11,12 +11,13 @@ BUILD_PACKAGES="build-essential cmake ninja-build pkg-config
 
 # gtest; clang/llvm for the BPF fixtures and libFuzzer; the standard tools the
 # tests use as oracles; qemu for the kernel matrix; shells and man for the
-# completion and man page tests; chromium for the HTML report tests.
+# completion and man page tests; chromium for the HTML report tests; yq (YAML
+# to JSON) for the Kubernetes manifest checks.
 TEST_PACKAGES="libgtest-dev
   clang llvm libclang-rt-14-dev
   iptables nftables iproute2 bpftool procps
   nfacct time
-  jq zstd strace
+  jq yq zstd strace
   ipset ipvsadm
   qemu-system-x86 busybox-static cpio xz-utils
   zsh fish man-db bsdutils

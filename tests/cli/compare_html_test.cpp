@@ -1,9 +1,15 @@
 // The HTML reports (compare, scale) are self-contained pages: they open in
 // headless Chromium without a single console message, reference nothing
 // outside themselves, and a screenshot is kept for people to look at (build
-// dir: compare-kind.png, scale-kind.png).
+// dir: compare-kind.png, scale-kind.png, ...). Their layout is checked after
+// Chromium laid them out (tests/cli/html_layout_check.js, run in a copy of
+// the page): no empty heading, no overlapping text, chart labels level with
+// their bars, every positive value's bar visible and bar lengths in the order
+// of the values, a difference column and rows that differ marked, sections 0
+// on every side folded, nothing wider than the window.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "tests/support/process.h"
@@ -40,11 +46,51 @@ RunResult open_page(const std::string& browser, const TempDir& dir, const std::s
 
 bool has_console_message(const std::string& log) { return log.find(":CONSOLE") != std::string::npos; }
 
+// The layout check's verdict on `page` ({"problems": [...], "stats": {...}}),
+// from a copy of the page with tests/cli/html_layout_check.js at its end;
+// `dom`: the copy's DOM after the check.
+nlohmann::json layout_of(const std::string& browser, const TempDir& dir, const std::string& page,
+                         std::string* dom_out = nullptr) {
+  std::string html = read_text(page);
+  const size_t end = html.rfind("</body>");
+  EXPECT_NE(end, std::string::npos) << page;
+  if (end == std::string::npos) return nlohmann::json::object();
+  html.insert(end, "<script>\n" + read_text(source_path("tests/cli/html_layout_check.js")) + "</script>\n");
+  const std::string copy = page + ".layout.html";
+  write_text(copy, html);
+  auto dom = open_page(browser, dir, copy, {"--window-size=1200,3000", "--dump-dom"});
+  EXPECT_EQ(dom.exit_code, 0) << dom.err;
+  EXPECT_FALSE(has_console_message(dom.err)) << "the layout check failed to run: " << dom.err;
+  if (dom_out) *dom_out = dom.out;
+  const std::string open = "<pre id=\"dps-layout\">";
+  const size_t at = dom.out.rfind(open);
+  EXPECT_NE(at, std::string::npos) << "no layout result in the DOM of " << copy;
+  if (at == std::string::npos) return nlohmann::json::object();
+  std::string text = dom.out.substr(at + open.size(), dom.out.find("</pre>", at) - at - open.size());
+  // The text node as serialised: &amp; &lt; &gt; (and &nbsp;) escaped.
+  for (const auto& [entity, c] : std::vector<std::pair<std::string, std::string>>{
+           {"&lt;", "<"}, {"&gt;", ">"}, {"&nbsp;", "\u00a0"}, {"&amp;", "&"}}) {
+    for (size_t i = 0; (i = text.find(entity, i)) != std::string::npos; i += c.size()) text.replace(i, entity.size(), c);
+  }
+  return nlohmann::json::parse(text);
+}
+
+// Every problem the layout check found, as test failures; returns its stats.
+nlohmann::json expect_good_layout(const std::string& browser, const TempDir& dir, const std::string& page,
+                                  std::string* dom = nullptr) {
+  const auto layout = layout_of(browser, dir, page, dom);
+  if (!layout.contains("problems")) return nlohmann::json::object();
+  for (const auto& p : layout["problems"]) ADD_FAILURE() << page << ": " << p.get<std::string>();
+  return layout["stats"];
+}
+
 // Writes `command` (run from the source root, `-o PAGE` appended) as a page,
 // checks it is self-contained, opens it in Chromium with a screenshot kept in
-// the build dir, and returns its DOM (empty after a failure).
+// the build dir, checks its layout (`stats`: the layout check's counts), and
+// returns its DOM (empty after a failure).
 std::string render_and_open(const std::string& browser, const TempDir& dir, const std::string& command,
-                            const std::string& shot_name, const std::string& window) {
+                            const std::string& shot_name, const std::string& window,
+                            nlohmann::json* stats = nullptr) {
   const std::string page = dir.file(shot_name + ".html");
   auto r = sh("cd '" + source_path("") + "' && '" + dpscope_bin() + "' " + command + " -o '" + page + "'");
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -60,31 +106,60 @@ std::string render_and_open(const std::string& browser, const TempDir& dir, cons
   EXPECT_EQ(s.exit_code, 0) << s.err;
   EXPECT_FALSE(has_console_message(s.err)) << s.err;
   EXPECT_GT(read_text(shot).size(), 10000u) << "no screenshot at " << shot;
-  auto dom = open_page(browser, dir, page, {"--dump-dom"});
-  EXPECT_EQ(dom.exit_code, 0);
-  EXPECT_FALSE(has_console_message(dom.err)) << dom.err;
-  return dom.out;
+  // The DOM after layout, from the layout check's run (the page plus the check's script and result).
+  std::string dom;
+  const auto layout = expect_good_layout(browser, dir, page, &dom);
+  if (stats) *stats = layout;
+  return dom;
 }
 
 TEST(CompareHtml, OpensInChromiumWithoutConsoleErrors) {
   std::string browser = chromium();
   if (browser.empty()) GTEST_SKIP() << "SKIPPED: chromium not installed (make deps installs it)";
   TempDir dir;
+  nlohmann::json stats;
   const std::string dom = render_and_open(
       browser, dir,
       "compare fixtures/snapshots/kind-kube-proxy.json fixtures/snapshots/kind-cilium-kpr.json --format html",
-      "compare-kind", "1200,2400");
+      "compare-kind", "1200,2400", &stats);
   EXPECT_NE(dom.find("KUBE-SVC service chains"), std::string::npos);
-  EXPECT_NE(dom.find("<svg"), std::string::npos);
+  EXPECT_NE(dom.find("<table class=\"chart\">"), std::string::npos);
+  // Charts, tables, changed rows and a folded all-zero section were all there to check.
+  EXPECT_GE(stats.value("charts", 0), 3) << stats;
+  EXPECT_GE(stats.value("bars", 0), 20) << stats;
+  EXPECT_GE(stats.value("tables", 0), 4) << stats;
+  EXPECT_GE(stats.value("changed_rows", 0), 5) << stats;
+  EXPECT_GE(stats.value("folded", 0), 1) << stats;
+}
+
+// The cluster comparison: charts of the clusters' totals and median nodes
+// under "Charts" (it was an empty heading), the tables with their difference.
+TEST(CompareHtml, ClusterPageChartsTheClustersSideBySide) {
+  std::string browser = chromium();
+  if (browser.empty()) GTEST_SKIP() << "SKIPPED: chromium not installed (make deps installs it)";
+  TempDir dir;
+  nlohmann::json stats;
+  const std::string dom = render_and_open(
+      browser, dir, "compare fixtures/snapshots/clusters/kind fixtures/snapshots/clusters/dotoryeee-cilium --format html",
+      "compare-clusters", "1200,2400", &stats);
+  EXPECT_GE(stats.value("charts", 0), 2) << stats;
+  EXPECT_GE(stats.value("changed_rows", 0), 5) << stats;
+  EXPECT_NE(dom.find("Totals over each cluster's nodes"), std::string::npos);
+  // Its bars are the totals rows: KUBE-SVC chains, 15 on kind and 5 on dotoryeee-cilium.
+  EXPECT_NE(dom.find("KUBE-SVC chains</th><td class=\"bar\">"), std::string::npos);
+  EXPECT_NE(dom.find("data-value=\"15\"></span></span><span class=\"v\">15</span>"), std::string::npos);
 }
 
 TEST(CompareHtml, ScalePageOpensInChromiumWithoutConsoleErrors) {
   std::string browser = chromium();
   if (browser.empty()) GTEST_SKIP() << "SKIPPED: chromium not installed (make deps installs it)";
   TempDir dir;
+  nlohmann::json stats;
   const std::string dom = render_and_open(
       browser, dir, "scale fixtures/snapshots/kind-kube-proxy.json fixtures/snapshots/kind-cilium-kpr.json --format html",
-      "scale-kind", "1200,1600");
+      "scale-kind", "1200,1600", &stats);
+  // Each projection point's label level with its own bars ("now" was drawn above "1000 services").
+  EXPECT_GE(stats.value("chart_rows", 0), 11) << stats;
   EXPECT_NE(dom.find("<table>"), std::string::npos);
   // Both charts reached the DOM: the kube-proxy rules projection and the eBPF service map.
   EXPECT_NE(dom.find("Projected kube-proxy rules"), std::string::npos);
@@ -115,13 +190,18 @@ TEST(CompareHtml, KubeProxyModesPagesOpenInChromiumWithBothModesDrawn) {
                 .exit_code,
             0);
   const std::string pair = "'" + ipt + "' '" + nft + "'";
+  nlohmann::json stats;
   const std::string compare = render_and_open(browser, dir, "compare " + pair + " --format html", "compare-modes",
-                                              "1200,3000");
+                                              "1200,3000", &stats);
+  // The nftables node's few iptables rules beside the iptables node's thousands: a log scale,
+  // every bar visible (the layout check's >= 3 px), said in the caption.
+  EXPECT_NE(compare.find("Rules by chain family (iptables)<span class=\"log-note\"> (bar length on a log scale"),
+            std::string::npos);
   const std::string scale = render_and_open(browser, dir, "scale " + pair + " --format html", "scale-modes", "1200,1600");
   for (const std::string* dom : {&compare, &scale}) {
     EXPECT_NE(dom->find("Projected kube-proxy rules"), std::string::npos);
-    EXPECT_NE(dom->find(" iptables rules</text>"), std::string::npos);
-    EXPECT_NE(dom->find(" nftables rules</text>"), std::string::npos);
+    EXPECT_NE(dom->find(" iptables rules</span>"), std::string::npos);
+    EXPECT_NE(dom->find(" nftables rules</span>"), std::string::npos);
   }
   EXPECT_NE(compare.find("nftables-node"), std::string::npos);
   EXPECT_NE(scale.find("<th>nftables rules</th>"), std::string::npos);
@@ -135,7 +215,7 @@ TEST(CompareHtml, KubeProxyModesPagesOpenInChromiumWithBothModesDrawn) {
   size_t drawn = 0;
   for (const auto& p : projection) {
     if (p["services"] != 1000 && p["services"] != 10000) continue;
-    const std::string bar = ">" + std::to_string(p["rules"].get<uint64_t>()) + " nftables rules</text>";
+    const std::string bar = ">" + std::to_string(p["rules"].get<uint64_t>()) + " nftables rules</span>";
     EXPECT_NE(scale.find(bar), std::string::npos) << bar;
     EXPECT_NE(compare.find(bar), std::string::npos) << bar;
     ++drawn;
@@ -151,7 +231,7 @@ TEST(CompareHtml, CompareAndScalePagesDrawTheSameProjection) {
   ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
   ASSERT_EQ(scale.exit_code, 0) << scale.err;
   auto chart = [](const std::string& page) {
-    size_t a = page.find("<figure><figcaption>Projected kube-proxy rules");
+    size_t a = page.find("<figure class=\"chart\"><figcaption>Projected kube-proxy rules");
     size_t b = page.find("</ul>", a);
     return a == std::string::npos ? std::string() : page.substr(a, b - a);
   };
@@ -182,6 +262,45 @@ TEST(CompareHtml, TheConsoleDetectorCatchesErrors) {
   write_text(dir.file("bad.html"), "<!DOCTYPE html><p>x</p><script>console.error('boom');</script>");
   auto r = open_page(browser, dir, dir.file("bad.html"), {"--dump-dom"});
   EXPECT_TRUE(has_console_message(r.err)) << r.err;
+}
+
+// Guards the layout check: a page with each fault is seen to have it.
+TEST(CompareHtml, TheLayoutCheckCatchesBrokenPages) {
+  std::string browser = chromium();
+  if (browser.empty()) GTEST_SKIP() << "SKIPPED: chromium not installed (make deps installs it)";
+  TempDir dir;
+  const std::string row = "<tr><th scope=row>%s</th><td class=bar><span class=track style=\"display:inline-block;width:100px\">"
+                          "<span class=fill style=\"display:block;height:8px;width:%s\" data-value=\"%s\"></span></span>"
+                          "<span class=v>%s</span></td><td class=bar><span class=track style=\"display:inline-block;width:100px\">"
+                          "<span class=fill style=\"display:block;height:8px;width:%s\" data-value=\"%s\"></span></span>"
+                          "<span class=v>%s</span></td></tr>";
+  auto chart_row = [&](const char* label, const char* w1, const char* v1, const char* w2, const char* v2) {
+    char buf[2048];
+    std::snprintf(buf, sizeof buf, row.c_str(), label, w1, v1, v1, w2, v2, v2);
+    return std::string(buf);
+  };
+  write_text(dir.file("bad.html"),
+             "<!DOCTYPE html><html><body><h2>Charts</h2><h2>Node</h2>"
+             "<figure class=chart><figcaption>rules</figcaption><table class=chart><tr><th></th><th>a</th><th>b</th></tr>" +
+                 chart_row("KUBE-SVC", "0.2px", "26", "100px", "32000") + chart_row("small", "50px", "2", "10px", "30") +
+                 "</table></figure>"
+                 "<p style=\"position:absolute;top:0;left:0\">over</p><p style=\"position:absolute;top:0;left:0\">lap</p>"
+                 "<table><tr><th>metric</th><th>a</th><th>b</th><th>note</th></tr>"
+                 "<tr><td>rules</td><td class=n>1</td><td class=n>2</td><td></td></tr></table>"
+                 "<table><tr><th>metric</th><th>a</th><th>b</th><th>difference</th><th>note</th></tr>"
+                 "<tr><td>maps</td><td class=n>0</td><td class=n>0</td><td></td><td></td></tr></table>"
+                 "</body></html>");
+  const auto layout = layout_of(browser, dir, dir.file("bad.html"));
+  ASSERT_TRUE(layout.contains("problems"));
+  std::string all;
+  for (const auto& p : layout["problems"]) all += p.get<std::string>() + "\n";
+  for (const char* fault : {"empty heading: h2 \"Charts\"", "text overlaps: \"over\" and \"lap\"",
+                            "rules: KUBE-SVC = 26 is 0.2 px wide", "rules: KUBE-SVC = 26 is drawn 0.2 px, small = 2 50.0 px",
+                            "rules: th \"KUBE-SVC\" differs but is not marked", "a table without a difference column",
+                            "table row td \"rules\" differs but is not marked",
+                            "a section that is 0 on every side is not folded"}) {
+    EXPECT_NE(all.find(fault), std::string::npos) << fault << "\nin " << all;
+  }
 }
 
 TEST(CompareHtml, NodeStringsCannotInjectMarkup) {

@@ -19,6 +19,7 @@
 #     vanishes           the pod is gone right after creation (every get fails)
 #   get-nodes-fails      (file) `get nodes` fails
 #   intent.json          what `get services,endpointslices -A -o json` prints
+#   contexts, namespaces one name per line (`config get-contexts -o name`, `get namespaces -o name`)
 #   run_ms               how long a snapshot takes in a pod (default 200)
 #   ds-pods              "POD NODE" lines: the DaemonSet's pods (`get pods -l ...`), whose
 #                        file is /tmp/snapshot.json.zst. Modes for them: ok, exit4,
@@ -97,7 +98,7 @@ code_of() {
 # Global flags come first (the plugin puts them there); they are only logged.
 while [ $# -gt 0 ]; do
   case $1 in
-    --context | --namespace | -n) shift 2 ;;
+    --kubeconfig | --context | --as | --request-timeout | --namespace | -n) shift 2 ;;
     *) break ;;
   esac
 done
@@ -114,6 +115,10 @@ case $verb in
     fi
     if [ "$what" = pods ]; then
       cat "$d/ds-pods"
+      exit 0
+    fi
+    if [ "$what" = namespaces ]; then
+      sed 's|^|namespace/|' "$d/namespaces"
       exit 0
     fi
     if [ "$what" = nodes ]; then
@@ -239,6 +244,10 @@ case $verb in
         tail -c +$((half + 2)) "$f" ;;
       *) cat "$f" ;;
     esac
+    ;;
+  config)
+    [ "$*" = "get-contexts -o name" ] || { echo "fake kubectl: unexpected config: $*" >&2; exit 1; }
+    cat "$d/contexts"
     ;;
   delete)
     pod=$2

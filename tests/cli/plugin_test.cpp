@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -95,7 +96,10 @@ class Plugin : public ::testing::Test {
     for (const auto& c : calls()) {
       std::istringstream words(c);
       std::string w;
-      while (words >> w && (w == "--context" || w == "--namespace")) words >> w;
+      while (words >> w && (w == "--kubeconfig" || w == "--context" || w == "--as" || w == "--request-timeout" ||
+                            w == "--namespace")) {
+        words >> w;
+      }
       if (w == verb) out.push_back(c);
     }
     return out;
@@ -163,8 +167,191 @@ TEST_F(Plugin, UsageErrorsExitTwoWithAMessage) {
   EXPECT_TRUE(calls().empty());
   RunResult help = plugin({"--help"});
   EXPECT_EQ(help.exit_code, 0);
-  EXPECT_TRUE(contains(help.out, "kubectl dpscope cluster --dir DIR"));
-  EXPECT_TRUE(contains(help.out, "kubectl dpscope version"));
+  EXPECT_TRUE(contains(help.out, "\n  cluster ")) << help.out;
+  EXPECT_TRUE(contains(help.out, "\n  version ")) << help.out;
+  EXPECT_TRUE(contains(help.out, "kubectl dpscope COMMAND --help")) << help.out;
+}
+
+// kubectl's own flags, spelled as kubectl spells them, reach every kubectl call.
+TEST_F(Plugin, KubectlFlagsArePassedToEveryKubectlCall) {
+  nodes("a\nb\n");
+  const std::string flags = "--kubeconfig " + dir.file("kc.yaml") + " --context prod --as admin@example.org "
+                            "--request-timeout 30s --namespace debug ";
+  RunResult r = plugin({"node", "a", "--image", "img", "--file", dir.file("a.json"), "--kubeconfig", dir.file("kc.yaml"),
+                        "--context", "prod", "--as", "admin@example.org", "--request-timeout", "30s", "-n", "debug"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_FALSE(calls().empty());
+  for (const auto& c : calls()) EXPECT_EQ(c.rfind(flags, 0), 0u) << c;
+  fs::remove(dir.file("calls.log"));
+  // The --flag=value spellings, on cluster (whose nodes run in xargs' children).
+  RunResult c = plugin({"cluster", "--dir", dir.file("c"), "--image", "img", "--kubeconfig=" + dir.file("kc.yaml"),
+                        "--context=prod", "--as=admin@example.org", "--request-timeout=30s", "--namespace=debug"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_GE(calls_with("debug").size(), 2u);
+  for (const auto& call : calls()) EXPECT_EQ(call.rfind(flags, 0), 0u) << call;
+  // collect too, with its own default namespace unless -n says otherwise.
+  write_text(dir.file("ds-pods"), "dpscope-x1 n1\n");
+  fs::remove(dir.file("calls.log"));
+  RunResult k = plugin({"collect", "--dir", dir.file("k"), "--kubeconfig", dir.file("kc.yaml"), "--as", "me"});
+  ASSERT_EQ(k.exit_code, 0) << k.err;
+  for (const auto& call : calls()) {
+    if (call.rfind("\"}{end}", 0) == 0) continue;  // the rest of get pods' jsonpath, after its "\n"
+    EXPECT_EQ(call.rfind("--kubeconfig " + dir.file("kc.yaml") + " --as me --namespace dpscope ", 0), 0u) << call;
+  }
+  // kubectl's duration syntax; anything else is refused before kubectl is asked.
+  fs::remove(dir.file("calls.log"));
+  for (const char* bad : {"soon", "30x", "-1", "1m-"}) {
+    RunResult b = plugin({"node", "a", "--image", "img", "--request-timeout", bad});
+    EXPECT_EQ(b.exit_code, 2) << bad;
+    EXPECT_TRUE(contains(b.err, "--request-timeout is a number of seconds or a duration")) << b.err;
+  }
+  EXPECT_TRUE(calls().empty());
+  for (const char* good : {"0", "45", "1m30s", "1.5h"}) {
+    RunResult g = plugin({"node", "a", "--image", "img", "--file", dir.file("g.json"), "--request-timeout", good});
+    EXPECT_EQ(g.exit_code, 0) << good << g.err;
+  }
+}
+
+// `kubectl dpscope COMMAND --help` is that command's help, the same as `help
+// COMMAND`; every option it lists is one the command takes.
+TEST_F(Plugin, EachCommandHasItsOwnHelp) {
+  const std::map<std::string, std::string> usage_line = {
+      {"node", "Usage: kubectl dpscope node NODE "},
+      {"cluster", "Usage: kubectl dpscope cluster --dir DIR "},
+      {"collect", "Usage: kubectl dpscope collect --dir DIR "},
+      {"verify", "Usage: kubectl dpscope verify --dir DIR "},
+      {"version", "Usage: kubectl dpscope version "},
+  };
+  for (const auto& [command, line] : usage_line) {
+    RunResult h = plugin({command, "--help"});
+    EXPECT_EQ(h.exit_code, 0) << command;
+    EXPECT_EQ(h.out.rfind(line, 0), 0u) << command << ":\n" << h.out;
+    for (const auto& [other, other_line] : usage_line) {
+      if (other != command) EXPECT_FALSE(contains(h.out, other_line)) << command << " shows " << other << "'s help";
+    }
+    EXPECT_EQ(plugin({"help", command}).out, h.out) << command;
+    EXPECT_EQ(plugin({command, "-h"}).out, h.out) << command;
+    if (command != "version") {
+      for (const char* flag : {"--kubeconfig FILE", "--context NAME", "-n, --namespace NS", "--as USER",
+                               "--request-timeout T", "Exit codes"}) {
+        EXPECT_TRUE(contains(h.out, flag)) << command << " lacks " << flag;
+      }
+    }
+  }
+  RunResult unknown = plugin({"help", "frobnicate"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_TRUE(contains(unknown.err, "help: unknown command 'frobnicate'")) << unknown.err;
+  // A usage error points at the command's own help.
+  RunResult bad = plugin({"cluster", "--bogus"});
+  EXPECT_TRUE(contains(bad.err, "see 'kubectl dpscope cluster --help'")) << bad.err;
+  EXPECT_TRUE(calls().empty());
+}
+
+// Completion as kubectl asks for it (kubectl_complete-dpscope WORDS..., cobra's
+// __complete answer: candidates, then ":DIRECTIVE").
+TEST_F(Plugin, CompletesCommandsFlagsValuesAndNodeNames) {
+  nodes("worker-1\nworker-2\ncontrol-plane\n");
+  write_text(dir.file("contexts"), "kind-a\nprod\n");
+  write_text(dir.file("namespaces"), "default\ndebug\n");
+  auto complete = [&](std::vector<std::string> words) {
+    std::vector<std::string> argv = {"env", "PATH=" + dir.file("bin") + ":" + std::getenv("PATH"),
+                                     "FAKE_KUBECTL_DIR=" + dir.path(), source_path("packaging/kubectl_complete-dpscope")};
+    argv.insert(argv.end(), words.begin(), words.end());
+    RunResult r = run(argv);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::vector<std::string> values;
+    for (const auto& l : lines_of(r.out)) values.push_back(l.substr(0, l.find('\t')));
+    return values;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(complete({""}), (V{"node", "cluster", "collect", "verify", "version", "help", ":4"}));
+  EXPECT_EQ(complete({"c"}), (V{"cluster", "collect", ":4"}));
+  EXPECT_EQ(complete({"node", "w"}), (V{"worker-1", "worker-2", ":4"}));
+  EXPECT_EQ(complete({"node", "--context", ""}), (V{"kind-a", "prod", ":4"}));
+  EXPECT_EQ(complete({"cluster", "-n", "d"}), (V{"default", "debug", ":4"}));
+  EXPECT_EQ(complete({"cluster", "--compress", ""}), (V{"zstd", "gzip", "none", ":4"}));
+  EXPECT_EQ(complete({"node", "a", "-o", ""}), (V{"json", "yaml", "name", "wide", ":4"}));
+  EXPECT_EQ(complete({"verify", "--format", "m"}), (V{"markdown", ":4"}));
+  EXPECT_EQ(complete({"node", "a", "--file", ""}), (V{":0"}));     // file names
+  EXPECT_EQ(complete({"cluster", "--dir", ""}), (V{":16"}));      // directories
+  EXPECT_EQ(complete({"help", "v"}), (V{"verify", "version", ":4"}));
+  // The kubectl flags already typed apply to the lookup.
+  fs::remove(dir.file("calls.log"));
+  complete({"node", "--kubeconfig", dir.file("kc.yaml"), "--context", "prod", ""});
+  ASSERT_EQ(calls().size(), 1u);
+  EXPECT_EQ(calls()[0], "--kubeconfig " + dir.file("kc.yaml") + " --context prod get nodes -o name");
+  // Every command's flags, each of them one the command accepts.
+  for (const char* command : {"node", "cluster", "collect", "verify", "version"}) {
+    V flags = complete({command, "--"});
+    ASSERT_GT(flags.size(), 2u) << command;
+    EXPECT_EQ(flags.back(), ":4");
+    flags.pop_back();
+    EXPECT_NE(std::find(flags.begin(), flags.end(), "--help"), flags.end()) << command;
+    if (std::string(command) != "version") {
+      for (const char* kubectl_flag : {"--kubeconfig", "--context", "--namespace", "--as", "--request-timeout"}) {
+        EXPECT_NE(std::find(flags.begin(), flags.end(), kubectl_flag), flags.end()) << command << " " << kubectl_flag;
+      }
+    }
+    for (const auto& f : flags) {
+      RunResult r = plugin({command, f, "x", "--help"});  // --help: nothing runs
+      EXPECT_FALSE(contains(r.err, "unknown option")) << command << " " << f << ": " << r.err;
+    }
+  }
+}
+
+// One exit-code contract for node, cluster, collect and verify: the worst
+// node outcome wins, 1 (failed) > 5 (nothing readable) > 3 (incomplete) > 0,
+// so a one-node cluster exits as `node` does.
+TEST_F(Plugin, OneExitCodeContractForEveryCommand) {
+  struct Case {
+    std::vector<std::pair<std::string, std::string>> nodes;  // name, mode
+    int exit_code;
+  };
+  const std::vector<Case> cases = {
+      {{{"a", "ok"}, {"b", "ok"}}, 0},
+      {{{"a", "incomplete"}, {"b", "incomplete"}}, 3},
+      {{{"a", "ok"}, {"b", "incomplete"}}, 3},
+      {{{"a", "nothing"}, {"b", "incomplete"}}, 5},
+      {{{"a", "nothing"}, {"b", "exit4"}}, 1},
+      {{{"a", "incomplete"}, {"b", "debug-fails"}}, 1},
+  };
+  write_text(dir.file("run_ms"), "20");  // the outcomes matter here, not the waiting
+  int n = 0;
+  for (const auto& c : cases) {
+    std::string list;
+    for (const auto& [name, m] : c.nodes) {
+      list += name + "\n";
+      mode(name, m);
+    }
+    nodes(list);
+    const std::string out = dir.file("cluster-" + std::to_string(n++));
+    RunResult r = plugin({"cluster", "--dir", out, "--image", "img", "-o", "json"});
+    EXPECT_EQ(r.exit_code, c.exit_code) << list << r.err;
+    // The collection result says which node is which.
+    const auto doc = nlohmann::json::parse(r.out);
+    for (size_t i = 0; i < c.nodes.size(); ++i) {
+      const std::string& m = c.nodes[i].second;
+      const std::string want = m == "ok" ? "ok" : m == "incomplete" ? "incomplete" : m == "nothing" ? "unreadable" : "failed";
+      EXPECT_EQ(doc["nodes"][i]["status"], want) << m;
+    }
+  }
+  // One node: `node` and a one-node `cluster` (and `collect` of one pod) agree.
+  for (const char* m : {"ok", "incomplete", "nothing", "exit4"}) {
+    mode("solo", m);
+    nodes("solo\n");
+    RunResult one = plugin({"node", "solo", "--image", "img", "--file", dir.file(std::string("solo-") + m + ".json")});
+    RunResult all = plugin({"cluster", "--dir", dir.file(std::string("solo-") + m), "--image", "img"});
+    EXPECT_EQ(one.exit_code, all.exit_code) << m << "\n" << one.err << "\n" << all.err;
+    if (std::string(m) == "nothing") continue;  // a DaemonSet pod is never "nothing" in the stand-in
+    write_text(dir.file("ds-pods"), "dpscope-solo solo\n");
+    RunResult ds = plugin({"collect", "--dir", dir.file(std::string("ds-") + m)});
+    EXPECT_EQ(ds.exit_code, one.exit_code) << m << "\n" << ds.err;
+  }
+  EXPECT_EQ(plugin({"node", "solo", "--image", "img", "--file", dir.file("x.json")}).exit_code, 1);
+  // The contract is written in every command's help.
+  for (const char* command : {"node", "cluster", "collect", "verify"}) {
+    EXPECT_TRUE(contains(plugin({command, "--help"}).out, "the worst node outcome wins")) << command;
+  }
 }
 
 TEST_F(Plugin, NodeWritesTheSnapshotAndDeletesThePod) {
@@ -333,7 +520,7 @@ TEST_F(Plugin, ClusterCollectsEveryNodeReportsFailuresAndSummarises) {
                                   "/.dpscope/b.log)\n  d: dpscope exited 4: dpscope: internal error: boom on d"))
       << r.err;
   EXPECT_TRUE(contains(r.err, "  f: copy of /tmp/snapshot.json.zst from pod node-debugger-f-")) << r.err;
-  EXPECT_TRUE(contains(lines_of(r.err).back(), "summary: 6 nodes: 2 ok, 1 incomplete, 3 failed")) << r.err;
+  EXPECT_TRUE(contains(lines_of(r.err).back(), "summary: 6 nodes: 2 ok, 1 incomplete, 0 unreadable, 3 failed")) << r.err;
   EXPECT_TRUE(contains(read_text(out + "/.dpscope/d.log"), "dpscope: internal error: boom on d"));
   EXPECT_TRUE(contains(read_text(out + "/.dpscope/e.log"), "dpscope: snapshot incomplete"));
   // Never more than --parallel pods at once, and it did run them side by side.
@@ -365,7 +552,7 @@ TEST_F(Plugin, OutputFormatsDescribeTheCollection) {
   EXPECT_TRUE(doc["nodes"][1]["file"].is_null());
   EXPECT_EQ(doc["nodes"][1]["reason"], "dpscope exited 4: dpscope: internal error: boom on b");
   EXPECT_EQ(doc["nodes"][2]["status"], "incomplete");
-  EXPECT_EQ(doc["summary"], nlohmann::json::parse(R"({"nodes": 3, "ok": 1, "incomplete": 1, "failed": 1})"));
+  EXPECT_EQ(doc["summary"], nlohmann::json::parse(R"({"nodes": 3, "ok": 1, "incomplete": 1, "unreadable": 0, "failed": 1})"));
   EXPECT_EQ(model::load_snapshot(dir.file("j/a.json.gz")).node.name, "a");
 
   RunResult y = plugin({"cluster", "--dir", dir.file("y"), "--image", "img", "-o", "yaml", "--compress", "none"});
@@ -375,7 +562,7 @@ TEST_F(Plugin, OutputFormatsDescribeTheCollection) {
                                   std::to_string(fs::file_size(dir.file("y/a.json"))) + "\n"))
       << y.out;
   EXPECT_TRUE(contains(y.out, "  bytes: null\n")) << y.out;
-  EXPECT_TRUE(contains(y.out, "summary:\n  nodes: 3\n  ok: 1\n  incomplete: 1\n  failed: 1\n")) << y.out;
+  EXPECT_TRUE(contains(y.out, "summary:\n  nodes: 3\n  ok: 1\n  incomplete: 1\n  unreadable: 0\n  failed: 1\n")) << y.out;
   EXPECT_EQ(read_text(dir.file("y/a.json")), expected_for("a"));
 
   RunResult n = plugin({"cluster", "--dir", dir.file("n"), "--image", "img", "-o", "name"});
@@ -405,7 +592,7 @@ TEST_F(Plugin, ClusterRunsNodesInParallel) {
   RunResult wide = plugin({"cluster", "--dir", dir.file("p"), "--image", "img", "--parallel", "4"});
   ASSERT_EQ(wide.exit_code, 0) << wide.err;
   EXPECT_EQ(max_live(), 4);
-  EXPECT_TRUE(contains(lines_of(wide.err).back(), "summary: 4 nodes: 4 ok, 0 incomplete, 0 failed")) << wide.err;
+  EXPECT_TRUE(contains(lines_of(wide.err).back(), "summary: 4 nodes: 4 ok, 0 incomplete, 0 unreadable, 0 failed")) << wide.err;
 }
 
 TEST_F(Plugin, ClusterWithoutNodesOrApiAccessFails) {
@@ -439,7 +626,7 @@ TEST_F(Plugin, CollectCopiesTheDaemonSetPodsSnapshots) {
   EXPECT_TRUE(contains(r.err, "  n2: dpscope exited 4: dpscope: internal error: boom on n2")) << r.err;
   EXPECT_TRUE(contains(r.err, "  n4: copy of /tmp/snapshot.json.zst from pod dpscope-x4 is ")) << r.err;
   EXPECT_TRUE(contains(r.err, "  n5: timed out after 1s waiting for pod dpscope-x5")) << r.err;
-  EXPECT_TRUE(contains(lines_of(r.err).back(), "summary: 5 nodes: 1 ok, 1 incomplete, 3 failed")) << r.err;
+  EXPECT_TRUE(contains(lines_of(r.err).back(), "summary: 5 nodes: 1 ok, 1 incomplete, 0 unreadable, 3 failed")) << r.err;
   // The DaemonSet's namespace by default; its pods are never deleted by collect.
   EXPECT_TRUE(contains(calls().front(), "--namespace dpscope get pods -l app.kubernetes.io/name=dpscope"))
       << calls().front();
@@ -571,6 +758,12 @@ TEST_F(Plugin, VerifyComparesTheClusterIntentWithEveryNode) {
   bool asked = false;
   for (const auto& c : calls_with("get")) asked = asked || contains(c, "get services,endpointslices -A -o json");
   EXPECT_TRUE(asked);
+  // The exit-code contract: verified, but from an incomplete snapshot: 3, as cluster says.
+  mode("test-node", "incomplete");
+  RunResult partial = plugin({"verify", "--dir", dir.file("c1"), "--image", "img"}, "DPSCOPE_BIN=" + dpscope_bin());
+  EXPECT_EQ(partial.exit_code, 3) << partial.out << partial.err;
+  EXPECT_TRUE(contains(partial.err, "some snapshots are incomplete (see above): verified as far as they go")) << partial.err;
+  fs::remove(dir.file("mode/test-node"));
 
   // The cluster moved on (svc3 deleted): the node still programs it.
   nlohmann::json without = nlohmann::json::parse(intent);

@@ -38,7 +38,7 @@ TEST(ScaleReport, ChartPointsAreTheFitProjected) {
     EXPECT_EQ(points[i].endpoints, e);
     const uint64_t rules = analysis::project_rules(m, n, e);
     EXPECT_EQ(rules_at(f.sides[0], points[i]), rules);
-    EXPECT_NE(page.find(">" + std::to_string(rules) + " iptables rules</text>"), std::string::npos) << n;
+    EXPECT_NE(page.find(">" + std::to_string(rules) + " iptables rules</span>"), std::string::npos) << n;
   }
   EXPECT_EQ(points[1].services, 1000u);
   EXPECT_EQ(points[4].services, 20000u);
@@ -55,13 +55,13 @@ TEST(ScaleReport, EbpfSlotsFollowTheServiceMapsOwnBackendsPerFrontend) {
   ASSERT_NE(lb, nullptr);
   ASSERT_GT(lb->frontends, 0u);
   std::string page = scale_charts_html(f.sides, legend_of(f.sides));
-  EXPECT_NE(page.find(">" + std::to_string(m.lb_slots_used) + " slots</text>"), std::string::npos);
-  EXPECT_NE(page.find(">" + std::to_string(m.lb_slots_max) + " slots</text>"), std::string::npos);
+  EXPECT_NE(page.find(">" + std::to_string(m.lb_slots_used) + " slots</span>"), std::string::npos);
+  EXPECT_NE(page.find(">" + std::to_string(m.lb_slots_max) + " slots</span>"), std::string::npos);
   for (uint64_t n : {1000, 5000, 10000, 20000}) {
     uint64_t backends = static_cast<uint64_t>(std::llround(static_cast<double>(n * lb->backends) / lb->frontends));
     uint64_t slots = n + backends;
     std::string text = std::to_string(slots) + (slots > m.lb_slots_max ? " slots: exceeds" : " slots");
-    EXPECT_NE(page.find(">" + text + "</text>"), std::string::npos) << n << " " << text;
+    EXPECT_NE(page.find(">" + text + "</span>"), std::string::npos) << n << " " << text;
   }
 }
 
@@ -84,14 +84,14 @@ TEST(ScaleReport, MarkdownAndHtmlTablesHoldTheProjection) {
   EXPECT_NE(asked.find("<td class=\"n\">" + std::to_string(analysis::project_rules(m, 30000, 70000)) + "</td>"),
             std::string::npos);
   EXPECT_NE(asked.find("<td class=\"n\">100000 / 65536</td><td class=\"n\">exceeds the map</td>"), std::string::npos);
-  EXPECT_NE(asked.find(">30000 services, 70000 endpoints</text>"), std::string::npos);
+  EXPECT_NE(asked.find(">30000 services, 70000 endpoints</th>"), std::string::npos);
 }
 
 TEST(ScaleReport, NoFitAndNoServiceMapIsASentence) {
   model::Snapshot empty;
   std::vector<ScaleSide> sides = {scale_side(empty, "bare", "bare.json")};
   std::string page = scale_charts_html(sides, legend_of(sides));
-  EXPECT_EQ(page.find("<svg"), std::string::npos);
+  EXPECT_EQ(page.find("<table class=\"chart\""), std::string::npos);
   EXPECT_NE(page.find("no iptables projection: " + sides[0].model.why_not), std::string::npos);
   EXPECT_NE(page.find("no Cilium eBPF service map"), std::string::npos);
 }
