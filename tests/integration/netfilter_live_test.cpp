@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "tests/integration/netfilter_support.h"
+#include "tests/support/kube_proxy_nft.h"
 #include "tests/support/nft_text.h"
 
 namespace dpscope::test {
@@ -185,15 +186,17 @@ TEST(NetfilterLive, NativeKubeProxyRulesDecodedAsNftPrintsThem) {
   DPS_REQUIRE_ROOT();
   const std::string reorder = "{ grep -E '^add (table|set|map|chain) ' F; grep -vE '^add (table|set|map|chain) ' F; }";
   const std::vector<std::string> loads = {
-      "zstd -dc '" + source_path("fixtures/upstream/real-kube-proxy/nftables-300x5/nft-ruleset.txt.zst") + "'",
+      kube_proxy_nft_load("fixtures/upstream/real-kube-proxy/nftables-300x5/nft-ruleset.txt.zst"),
       std::regex_replace(reorder, std::regex("F"),
-                         "'" + source_path("fixtures/upstream/kube-proxy-nftables/overall-nftables-rules.golden.nft") + "'"),
-      "cat '" + source_path("fixtures/upstream/kube-proxy-nftables/knftables-fake-kubeproxy-ipv6-example.golden.nft") + "'"};
+                         "'" + source_path("fixtures/upstream/kube-proxy-nftables/overall-nftables-rules.golden.nft") +
+                             "'") + " | nft -f -",
+      "nft -f '" + source_path("fixtures/upstream/kube-proxy-nftables/knftables-fake-kubeproxy-ipv6-example.golden.nft") +
+          "'"};
   for (const auto& load : loads) {
     SCOPED_TRACE(load);
     Netns ns("nf-kpn");
     TempDir dir;
-    ns.sh(load + " | nft -f -");
+    ns.sh(load);
     const model::Snapshot live = nf::live_snapshot(ns, dir);
     const nf::ToolView view = nf::tool_view(ns, dir);
     nf::expect_same_netfilter(live, view.imported);
