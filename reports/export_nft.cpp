@@ -254,7 +254,7 @@ SaveExport export_nft_ruleset(const model::Snapshot& s, const std::string& sourc
                            "recorded: " +
                            (s.node.source == "import"
                                 ? "an import of nft -j cannot hold them (nft 1.0.6's JSON leaves some out); export a "
-                                  "live snapshot (dpscope snapshot --rules) instead"
+                                  "live snapshot (dpscope snapshot) instead"
                                 : "the snapshot was written before dpscope.snapshot/v2.3; take it again"));
     }
   }

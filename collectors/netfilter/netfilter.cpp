@@ -27,6 +27,25 @@ struct Outcome {
   std::optional<model::Unavailable> legacy_failed;
 };
 
+std::string count_of(uint64_t n, const std::string& one, const std::string& many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+// What --light left out, one sentence each, with its size on this node.
+std::vector<std::string> light_left_out(const NftDump& d) {
+  std::vector<std::string> out;
+  if (d.anonymous_sets_unread > 0) {
+    out.push_back("the elements of " + count_of(d.anonymous_sets_unread, "anonymous set or map", "anonymous sets and maps") +
+                  ": " + count_of(d.rules_without_text, "rule over them has", "rules over them have") +
+                  " no text (kube-proxy's numgen endpoint picks: which endpoint chains they reach is not known)");
+  }
+  if (d.dynamic_sets_unread > 0) {
+    out.push_back("the elements of " + count_of(d.dynamic_sets_unread, "dynamic set", "dynamic sets") +
+                  " (runtime state the packet path adds, such as kube-proxy's affinity-*): no element count");
+  }
+  return out;
+}
+
 model::Unavailable unavailable_from(const std::string& section, const SystemError& e) {
   return {section, e.what(), e.err(), e.hint()};
 }
@@ -103,6 +122,8 @@ void collect(model::Snapshot& snapshot, const Options& options) {
     nf.collection.nft_generation = out.nft->generation;
     nf.collection.nft_retries = out.nft->retries;
     nf.collection.nft_set_rereads = out.nft->set_rereads;
+    nf.collection.nft_light = options.light;
+    if (options.light) nf.collection.nft_left_out = light_left_out(*out.nft);
     for (auto& t : out.nft->tables) nf.tables.push_back(std::move(t));
     if (!out.nft->consistent) {
       snapshot.unavailable.push_back(

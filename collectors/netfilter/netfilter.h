@@ -12,13 +12,19 @@
 
 namespace dpscope::netfilter {
 
+// What a light snapshot's records say of what it left out ("... (left out by snapshot --light)").
+inline constexpr const char* kLightLeftOut = "(left out by snapshot --light)";
+
 struct Options {
   // Network namespace: a name under /run/netns, a path, or a PID. Empty: our own.
   std::string netns;
-  // Also read the elements of anonymous sets and maps (the per-service
-  // `numgen ... vmap { }` of kube-proxy's nftables mode) and list those sets
-  // (slower on big nodes: each is a linear search in the kernel).
-  bool rules = false;
+  // Fleet mode: leave out the elements of anonymous sets and maps (the
+  // per-service `numgen ... vmap { }` of kube-proxy's nftables mode, so those
+  // rules carry no text) and of dynamic sets (runtime state such as
+  // kube-proxy's affinity-*). Each set's element dump makes the kernel find
+  // the set by name in the table's list of sets; what was left out is
+  // recorded (NetfilterCollection::nft_left_out).
+  bool light = false;
   // Worker threads (one netlink socket each) for the per-chain rule dumps; 0: cores + 1.
   unsigned threads = 0;
   // Benchmark floor: do the same per-chain rule dumps but only count the

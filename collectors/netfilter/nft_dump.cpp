@@ -158,6 +158,7 @@ struct SetInfo {
   std::string table_name;
   uint8_t family = 0;
   bool anonymous = false;
+  bool dynamic = false;
   bool read_elements = false;
   bool verdict_map = false;
   std::vector<uint32_t> key_types;
@@ -176,6 +177,7 @@ struct Attempt {
   std::atomic<bool> moved{false};
   std::atomic<int> error{0};
   std::atomic<uint32_t> set_rereads{0};
+  std::atomic<uint64_t> rules_without_text{0};  // over an anonymous set left unread (--light)
   uint32_t gen = 0;
 
   void check(const nlmsghdr* nlh) {
@@ -442,12 +444,13 @@ int dump_sets(NlSocket& sock, Attempt& a, const std::map<std::pair<uint8_t, std:
     // elements are runtime state, not configuration. Each set's element dump
     // costs the kernel two walks of the table's set list (the name lookup in
     // nft_set_dump_ctx_init and nf_tables_dump_set's own): on a node with
-    // thousands of them that is most of the snapshot. --rules reads them.
-    const bool dynamic = flags & NFT_SET_EVAL;
-    info.read_elements = all_elements || (!info.anonymous && !dynamic);
+    // thousands of them that is most of the snapshot. --light leaves them out.
+    info.dynamic = flags & NFT_SET_EVAL;
+    info.read_elements = all_elements || (!info.anonymous && !info.dynamic);
     info.set.name = nftnl_set_get_str(s.get(), NFTNL_SET_NAME);
-    if (!info.read_elements && dynamic && !info.anonymous) {
-      info.set.elements_unread = "dynamic set: its elements are runtime state added by the packet path (snapshot --rules reads them)";
+    if (!info.read_elements && info.dynamic && !info.anonymous) {
+      info.set.elements_unread = std::string("dynamic set: its elements are runtime state added by the packet path ") +
+                                 kLightLeftOut;
     }
     info.set.is_map = flags & NFT_SET_MAP;
     info.key_types = split_key_type(nftnl_set_get_u32(s.get(), NFTNL_SET_KEY_TYPE));
@@ -567,6 +570,7 @@ int dump_rules(NlSocket& sock, Attempt& a, ChainInfo& info, bool iptables, const
     bool listable = true;
     model::Rule rule = decode_nft_rule(m, opts, &listable);
     if (!listable && unlisted) *unlisted = true;
+    if (options.light && rule.text.empty() && text_unknown_reason(rule) == kAnonymousElementsUnread) ++a.rules_without_text;
     rule.position = ++read;
     rules.push_back(std::move(rule));
     if (stream && rules.size() == kSlice) {
@@ -816,10 +820,11 @@ void dump_contents(Attempt& a, const Options& options, std::vector<bool>& iptabl
     return model::chain_order_less(a.chain(cx), a.chain(cy));
   });
   // Sets first: a native rule's text needs the elements of the anonymous
-  // sets it looks up (nft prints them inside the rule). Those are read with
-  // --rules only: each set's element dump makes the kernel find the set by
-  // name in a list of all the table's sets, twice, and a kube-proxy table of
-  // 3,000 Services holds 10,000 sets (its 4,700 anonymous vmaps took 6 s).
+  // sets it looks up (nft prints them inside the rule). Each set's element
+  // dump makes the kernel find the set by name in a list of all the table's
+  // sets, twice: a kube-proxy table of 3,000 Services holds 10,600 sets, and
+  // that walk is the kernel's share of the time (--light skips the anonymous
+  // and dynamic ones). The workers spread it over the cores.
   std::vector<TableSets> table_sets(a.tables.size());
   auto run = [&](size_t jobs, auto&& job) {
     std::atomic<size_t> next{0};
@@ -972,7 +977,7 @@ NftDump dump_nftables(const Options& options) {
     std::map<std::pair<uint8_t, std::string>, size_t> table_index;
     for (size_t i = 0; i < a.tables.size(); ++i) table_index[{a.tables[i].family, a.tables[i].table.name}] = i;
     if (err == 0) err = dump_chains(sock, a, table_index);
-    if (err == 0) err = dump_sets(sock, a, table_index, options.rules);
+    if (err == 0) err = dump_sets(sock, a, table_index, !options.light);
     if (err == 0) err = dump_objects(sock, a, table_index);
     if (err == 0) err = dump_flowtables(sock, a, table_index);
     std::vector<bool> iptables_table(a.tables.size());
@@ -1005,6 +1010,11 @@ NftDump dump_nftables(const Options& options) {
       out.retries = static_cast<uint32_t>(attempt);
       out.set_rereads = set_rereads;
       out.consistent = consistent;
+      out.rules_without_text = a.rules_without_text;
+      for (const SetInfo& s : a.sets) {
+        if (s.read_elements) continue;
+        ++(s.anonymous ? out.anonymous_sets_unread : out.dynamic_sets_unread);
+      }
       for (size_t i = 0; i < a.tables.size(); ++i) {
         model::Table& t = a.tables[i].table;
         const bool ipt = iptables_table[i];
@@ -1040,7 +1050,8 @@ NftDump dump_nftables(const Options& options) {
           }
         }
         for (SetInfo& s : a.sets) {
-          if (s.table == i && (!s.anonymous || options.rules)) t.sets.push_back(std::move(s.set));
+          // An anonymous set is printed inside its rule's text, as nft lists it.
+          if (s.table == i && !s.anonymous) t.sets.push_back(std::move(s.set));
         }
         out.tables.push_back(std::move(t));
       }

@@ -20,6 +20,10 @@ struct NftDump {
   uint32_t retries = 0;
   uint32_t set_rereads = 0;           // set element dumps repeated (nft_dump.cpp dump_elements)
   bool consistent = true;             // false: the generation moved on every attempt
+  // Options::light: what was left out (NetfilterCollection::nft_left_out).
+  uint64_t anonymous_sets_unread = 0;
+  uint64_t dynamic_sets_unread = 0;
+  uint64_t rules_without_text = 0;    // rules over an anonymous set left unread
 };
 
 // Why asking would load nf_tables, when this kernel (seen from the calling

@@ -52,9 +52,9 @@ struct NativeStatements {
   std::string unknown;  // what could not be read ("expression \"exthdr\""); "" when statements is whole
 };
 
-// Why a rule over an anonymous set has no text in a plain snapshot (its
-// elements are read with --rules only): the reason `raw` then names.
-inline constexpr const char* kAnonymousElementsUnread = "its anonymous set's elements are read by snapshot --rules only";
+// Why a rule over an anonymous set has no text in a light snapshot (its
+// elements are left out by snapshot --light): the reason `raw` then names.
+inline constexpr const char* kAnonymousElementsUnread = "its anonymous set's elements are left out by snapshot --light";
 
 // A set element's statements (RawSetElement::statements) as nft -j prints
 // them inside the element (json.c set_elem_expr_json: merged into "elem"):

@@ -132,6 +132,13 @@ Availability availability_of(const model::Snapshot& s, const std::string& sectio
       a.incomplete.push_back(u.section + ": " + describe(u));
     }
   }
+  // A light snapshot read every rule and named set, but not the elements it
+  // names: totals over them leave those out, like a part not in the input.
+  if (section == "netfilter" || starts_with(section, "netfilter.nftables") || starts_with("netfilter.nftables", section)) {
+    for (const auto& left : s.netfilter.collection.nft_left_out) {
+      a.not_imported.push_back("netfilter.nftables: left out by snapshot --light: " + left);
+    }
+  }
   return a;
 }
 
@@ -822,11 +829,11 @@ model::RuleDetail rule_detail_for(std::string_view chain) {
     if (chain.substr(0, prefix.size()) == prefix) return model::RuleDetail::Verdict;
   }
   // kube-proxy nftables: the per-Service chains a service-ips element leads
-  // through (gotos, and the endpoint pick's `numgen random mod N`).
+  // through (gotos), and the endpoint pick of a service-/local- chain, whose
+  // anonymous vmap is in the rule's text.
   std::string_view kind = kube_proxy_nft_chain_kind(chain);
-  if (kind == "service" || kind == "local" || kind == "external" || kind == "firewall") {
-    return model::RuleDetail::Verdict;
-  }
+  if (kind == "service" || kind == "local") return model::RuleDetail::Full;
+  if (kind == "external" || kind == "firewall") return model::RuleDetail::Verdict;
   return model::RuleDetail::None;
 }
 

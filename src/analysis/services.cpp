@@ -90,6 +90,21 @@ std::string nft_service_label(const std::string& port_name) {
   return port_name.substr(0, s2) + (port.empty() ? "" : ":" + port);
 }
 
+// "endpoint-HASH-ns/svc/tcp/p80__10.244.1.5/8080" -> "10.244.1.5:8080"; IPv6
+// (kube-proxy writes the address's colons as dots: "fd00.10.180..2.1") ->
+// "[fd00:10:180::2:1]:8080". "" when not of that shape.
+std::string nft_endpoint_of_chain(const std::string& chain, bool v6) {
+  auto dash = chain.find('-', 9);
+  auto sep = chain.rfind("__");
+  if (chain.rfind("endpoint-", 0) != 0 || dash == std::string::npos || sep == std::string::npos || sep < dash) return "";
+  std::string ep = chain.substr(sep + 2);
+  auto slash = ep.rfind('/');
+  if (slash == std::string::npos) return "";
+  std::string addr = ep.substr(0, slash);
+  if (v6) std::replace(addr.begin(), addr.end(), '.', ':');
+  return (v6 ? "[" + addr + "]" : addr) + ":" + ep.substr(slash + 1);
+}
+
 // "numgen random mod 5" -> 5: kube-proxy's endpoint pick in a service-/local-
 // chain has one verdict-map element per endpoint (0 .. N-1).
 std::optional<uint64_t> numgen_modulus(const std::string& args) {
@@ -103,13 +118,12 @@ std::optional<uint64_t> numgen_modulus(const std::string& args) {
 // kube-proxy nftables mode, one service-ips element: the chain it goes to, and
 // what that one reaches -- the same walk as the iptables side (external- ->
 // service- / local- -> endpoint-, every chain once). The endpoint chains a
-// service-/local- chain picks are named inside its anonymous verdict map, which
-// a snapshot does not keep; its `numgen random mod N` says how many. A walk
-// that reaches one of the two policy chains reaches N endpoints (a
-// ClusterIP's ready endpoints, not the local serving-terminating fallback);
-// one that reaches both (external traffic with a Local policy and its pod /
-// host short-circuits to the cluster chain) reaches every endpoint chain of
-// the service port, kube-proxy's union of the two.
+// service-/local- chain picks are those its anonymous verdict map names (in
+// the rule's text). A light snapshot has no such text: its `numgen random
+// mod N` then says how many for one policy chain, and a walk that reaches
+// both (external traffic with a Local policy and its pod / host
+// short-circuits to the cluster chain) is taken to reach every endpoint
+// chain named after the service port, kube-proxy's union of the two.
 void add_nftables(const model::Table& t, std::vector<ServiceProgramming>& out) {
   std::unordered_map<std::string_view, const model::Chain*> idx;
   std::unordered_map<std::string, std::vector<const model::Chain*>> endpoint_chains;  // by port name
@@ -154,6 +168,24 @@ void add_nftables(const model::Table& t, std::vector<ServiceProgramming>& out) {
         }
       }
       const auto& eps = endpoint_chains[port_name];
+      std::set<std::string> picked;
+      bool picks_known = !policy.empty();
+      for (const model::Chain* c : policy) {
+        ReachedEndpointChains r = endpoint_chains_reached(*c);
+        picks_known = picks_known && r.known;
+        picked.insert(r.chains.begin(), r.chains.end());
+      }
+      if (picks_known) {
+        for (const std::string& name : picked) {
+          auto it = idx.find(name);
+          if (it == idx.end() || it->second->rule_count == 0) continue;
+          sp.endpoints += 1;
+          sp.chains += 1;
+          sp.rules += it->second->rule_count;
+        }
+        out.push_back(std::move(sp));
+        continue;
+      }
       uint64_t reached = 0;
       if (policy.size() > 1) {
         reached = eps.size();
@@ -440,18 +472,10 @@ class NftablesResolver {
     // it -- forwards nothing and is left out).
     for (const auto& c : t.chains) {
       if (!starts_with(c.name, "endpoint-") || c.rule_count == 0) continue;
+      std::string ep = nft_endpoint_of_chain(c.name, family_ == "ipv6");
+      if (ep.empty()) continue;
       auto dash = c.name.find('-', 9);
-      auto sep = c.name.rfind("__");
-      if (dash == std::string::npos || sep == std::string::npos || sep < dash) continue;
-      std::string port_name = c.name.substr(dash + 1, sep - dash - 1);
-      std::string ep = c.name.substr(sep + 2);
-      auto slash = ep.rfind('/');
-      if (slash == std::string::npos) continue;
-      std::string addr = ep.substr(0, slash);
-      // IPv6: kube-proxy writes the address's colons as dots ("fd00.10.180..2.1").
-      bool v6 = family_ == "ipv6";
-      if (v6) std::replace(addr.begin(), addr.end(), '.', ':');
-      endpoints_[port_name].push_back((v6 ? "[" + addr + "]" : addr) + ":" + ep.substr(slash + 1));
+      endpoints_[c.name.substr(dash + 1, c.name.rfind("__") - dash - 1)].push_back(std::move(ep));
     }
     for (auto& [k, v] : endpoints_) sort_unique(v);
   }
@@ -520,6 +544,22 @@ class NftablesResolver {
     f.policy = starts_with(target, "local-") ? "local" : "cluster";
     std::string port_name = port_name_of(target);
     f.service = nft_service_label(port_name);
+    // The endpoints are the chains the policy chain's pick reaches.
+    if (const model::Chain* policy = lookup(idx_, target)) {
+      const ReachedEndpointChains reached = endpoint_chains_reached(*policy);
+      if (reached.known) {
+        for (const std::string& name : reached.chains) {
+          const model::Chain* ep = lookup(idx_, name);
+          if (!ep || ep->rule_count == 0) continue;  // a flushed chain forwards nothing
+          std::string address = nft_endpoint_of_chain(name, family_ == "ipv6");
+          if (!address.empty()) f.endpoints.push_back(std::move(address));
+        }
+        sort_unique(f.endpoints);
+        f.endpoint_count = static_cast<uint32_t>(f.endpoints.size());
+        return;
+      }
+    }
+    // A light snapshot: the endpoint chains named after the service port.
     f.endpoints_of_service_port = true;
     auto it = endpoints_.find(port_name);
     if (it != endpoints_.end()) f.endpoints = it->second;
@@ -576,6 +616,69 @@ void add_ipvs(const model::Ipvs& ipvs, std::vector<FrontendProgramming>& out) {
 }
 
 }  // namespace
+
+std::optional<std::vector<std::string>> anonymous_vmap_chains(const model::Rule& r) {
+  const size_t open = r.text.find("vmap { ");
+  if (open == std::string::npos) return std::nullopt;
+  const size_t close = r.text.find(" }", open);
+  if (close == std::string::npos) return std::nullopt;
+  std::vector<std::string> out;
+  for (size_t at = open; at < close;) {
+    size_t g = r.text.find(": goto ", at), j = r.text.find(": jump ", at);
+    size_t v = std::min(g, j);
+    if (v == std::string::npos || v >= close) break;
+    v += 7;
+    size_t end = r.text.find_first_of(", }", v);
+    out.push_back(r.text.substr(v, std::min(end, close) - v));
+    at = end;
+  }
+  return out;
+}
+
+ReachedEndpointChains endpoint_chains_reached(const model::Chain& policy) {
+  ReachedEndpointChains out;
+  out.known = policy.rules_recorded || policy.rule_count == 0;
+  for (const auto& r : policy.rules) {
+    if ((r.verdict_kind == "goto" || r.verdict_kind == "jump") && kube_proxy_nft_chain_kind(r.target) == "endpoint") {
+      out.chains.push_back(r.target);
+    } else if (r.verdict_kind == "vmap" && r.target.empty()) {
+      auto chains = anonymous_vmap_chains(r);
+      if (!chains) {
+        out.known = false;
+        continue;
+      }
+      out.chains.insert(out.chains.end(), chains->begin(), chains->end());
+    }
+  }
+  sort_unique(out.chains);
+  return out;
+}
+
+std::vector<UnreachedEndpointChain> unreached_endpoint_chains(const model::Snapshot& s) {
+  std::vector<UnreachedEndpointChain> out;
+  for (const auto& t : s.netfilter.tables) {
+    if (t.backend != model::Backend::Nftables || t.name != "kube-proxy") continue;
+    std::set<std::string> reached;
+    bool known = true;
+    for (const auto& c : t.chains) {
+      std::string_view kind = kube_proxy_nft_chain_kind(c.name);
+      if (kind != "service" && kind != "local") continue;
+      ReachedEndpointChains r = endpoint_chains_reached(c);
+      known = known && r.known;
+      reached.insert(r.chains.begin(), r.chains.end());
+    }
+    if (!known) continue;
+    const bool v6 = family_of_table(t) == "ipv6";
+    for (const auto& c : t.chains) {
+      // A flushed chain is kube-proxy's own way to retire one (deleted later).
+      if (kube_proxy_nft_chain_kind(c.name) != "endpoint" || c.rule_count == 0 || reached.count(c.name)) continue;
+      const std::string port_name = nft_port_name(c.name);
+      out.push_back({t.family + " " + t.name, c.name, nft_service_label(port_name.substr(0, port_name.rfind("__"))),
+                     nft_endpoint_of_chain(c.name, v6), c.rule_count});
+    }
+  }
+  return out;
+}
 
 std::vector<FrontendProgramming> frontends_of(const model::Snapshot& s) {
   std::vector<FrontendProgramming> out;

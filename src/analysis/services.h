@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,8 +51,8 @@ struct FrontendProgramming {
   std::string policy;
   std::vector<std::string> endpoints;   // "10.244.1.5:8080", "[fd00::5]:8080"; sorted, unique
   // true: `endpoints` are the service port's endpoints as a whole, not this
-  // frontend's (nftables: an endpoint chain is named after its service port and
-  // endpoint, and the vmap that picks it is not kept in the snapshot).
+  // frontend's (nftables, a light snapshot: an endpoint chain is named after
+  // its service port and endpoint, and the vmap that picks it was not read).
   bool endpoints_of_service_port = false;
   // false: which endpoints is not known (eBPF maps: backend slots are counted,
   // not linked), only `endpoint_count`.
@@ -68,6 +69,33 @@ std::vector<FrontendProgramming> frontends_of(const model::Snapshot& s);
 // What frontends_of() reads of a chain's rules (model::LoadOptions): the
 // kube-proxy chains a frontend is resolved through, in full.
 model::RuleDetail frontend_rule_detail(std::string_view chain);
+
+// The chains a native rule's anonymous verdict map sends to, read from the
+// rule's text as nft prints it: `numgen random mod 3 vmap { 0 : goto A, 1 :
+// goto B, 2 : goto C }` -> {A, B, C}. nullopt: no anonymous vmap in the text,
+// or no text (a light snapshot leaves those rules without it).
+std::optional<std::vector<std::string>> anonymous_vmap_chains(const model::Rule& r);
+
+// The kube-proxy nftables endpoint chains a service-/local- chain sends to:
+// its endpoint pick's anonymous vmap and its affinity gotos. `known` false:
+// a pick's text was not recorded (a light snapshot, or the chain's rules).
+struct ReachedEndpointChains {
+  std::vector<std::string> chains;  // sorted, unique
+  bool known = true;
+};
+ReachedEndpointChains endpoint_chains_reached(const model::Chain& policy);
+
+// An endpoint chain of a kube-proxy nftables table that holds rules but that
+// no service-/local- chain's verdict map (or affinity goto) reaches: stale.
+struct UnreachedEndpointChain {
+  std::string table;     // "ip kube-proxy"
+  std::string chain;     // "endpoint-HASH-ns/svc/tcp/p80__10.244.1.5/8080"
+  std::string service;   // "ns/svc:p80"
+  std::string endpoint;  // "10.244.1.5:8080"
+  uint64_t rules = 0;
+};
+// Empty for a table whose picks are not all known (see endpoint_chains_reached).
+std::vector<UnreachedEndpointChain> unreached_endpoint_chains(const model::Snapshot& s);
 
 // "ns/svc:port has no endpoints" -> "ns/svc:port"; "ns/svc:port cluster IP" -> "ns/svc:port".
 std::string service_name_of_comment(const std::string& comment);

@@ -295,6 +295,9 @@ NodeProgramming programming_of(const model::Snapshot& s) {
     if (p == "ipvs" ? !ipvs_ports_unknown : ebpf ? !ebpf_gap : !netfilter_gap) np.planes.push_back(p);
   }
   if (!np.planes.empty()) np.programmed = merge_entries(frontends_of(s));
+  if (std::find(np.planes.begin(), np.planes.end(), "nftables") != np.planes.end()) {
+    np.unreached = unreached_endpoint_chains(s);
+  }
   return np;
 }
 
@@ -453,6 +456,16 @@ NodeVerification verify_node(const IntentIndex& intent, const NodeProgramming& n
       found.push_back({known ? "extra-frontend" : "stale-service", node_name, plane, p.service,
                        describe(p.key(), p.kind), "", known ? "not a frontend of the Service" : "no such Service in the cluster",
                        p.action + (p.action == "forward" ? " to " + join_or_none(p.endpoints) : ""), p.where});
+    }
+    // An endpoint chain no service's pick reaches forwards nothing: stale
+    // state (kube-proxy flushes a chain it retires, then deletes it).
+    if (plane == "nftables") {
+      for (const auto& u : np.unreached) {
+        found.push_back({"stale-endpoint-chain", node_name, plane, u.service, "", u.endpoint,
+                         "reached by the Service's endpoint pick, or removed",
+                         "no verdict map reaches it (" + std::to_string(u.rules) + " rules)",
+                         u.table + " chain " + u.chain});
+      }
     }
     std::set<std::string> bad;
     for (const auto& f : found) bad.insert(service_key_of(f.service));

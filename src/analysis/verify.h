@@ -60,7 +60,8 @@ class IntentIndex {
 struct Finding {
   // missing-frontend, wrong-port, wrong-protocol, wrong-action, wrong-policy,
   // missing-endpoint, extra-endpoint, stale-endpoint, endpoint-count,
-  // extra-frontend, stale-service, no-dataplane, not-verified (docs/verify.md)
+  // extra-frontend, stale-service, stale-endpoint-chain, no-dataplane,
+  // not-verified (docs/verify.md)
   std::string id;
   std::string node;
   std::string dataplane;     // "iptables-nft", "nftables", "cilium", ...; "" for the node as a whole
@@ -99,6 +100,7 @@ struct NodeProgramming {
   bool any_dataplane = false;                  // a service dataplane is there, compared or not
   std::vector<std::string> planes;             // the ones compared
   std::vector<FrontendProgramming> programmed;  // their frontends, one entry per dataplane and key
+  std::vector<UnreachedEndpointChain> unreached;  // nftables endpoint chains no pick reaches
 };
 NodeProgramming programming_of(const model::Snapshot& s);
 

@@ -365,7 +365,7 @@ std::vector<std::string> not_searched(const model::Snapshot& s) {
       // One line for all of them: a kube-proxy node has one affinity set per endpoint.
       out.push_back(std::string(model::to_string(t.backend)) + " " + t.family + " " + t.name + ": the elements of " +
                     std::to_string(unread) + " dynamic set" + (unread == 1 ? "" : "s") +
-                    " (runtime state, such as affinity-*) were not read (snapshot --rules reads them)");
+                    " (runtime state, such as affinity-*) were not read (left out by snapshot --light)");
     }
   }
   return out;

@@ -36,7 +36,8 @@ namespace {
 struct SnapshotSettings {
   std::string netns;
   bool host = false;
-  bool rules = false;
+  bool rules = false;  // the default since --light exists; still accepted
+  bool light = false;
   bool no_ebpf = false;
   bool no_agents = false;
   bool quiet = false;
@@ -78,6 +79,9 @@ void report_progress(const model::Snapshot& s) {
                 << s.netfilter.collection.nft_retries << " retries)";
     }
     std::cerr << "\n";
+    for (const auto& left : s.netfilter.collection.nft_left_out) {
+      std::cerr << "dpscope: netfilter: --light left out " << left << "\n";
+    }
     bool nft_unavailable = false;
     for (const auto& u : s.unavailable) nft_unavailable = nft_unavailable || u.section.rfind("netfilter", 0) == 0;
     if (!s.netfilter.collection.nft_generation && !nft_unavailable) {
@@ -176,7 +180,7 @@ int run_snapshot(const SnapshotSettings& settings) {
 
   netfilter::Options nf;
   nf.netns = settings.netns;
-  nf.rules = settings.rules;
+  nf.light = settings.light;
   nf.threads = settings.threads;
   nf.receive_only = settings.receive_only;
   bpf::Options bpf_options;
@@ -285,10 +289,15 @@ void add_snapshot(CLI::App* sub, Runner& run, CLI::App&) {
                   "Node name to record (default: the host name, or $NODE_NAME with --host); name a --netns "
                   "snapshot after what it stands for")
       ->type_name("NAME");
-  sub->add_flag("--rules", settings->rules,
-                "Also read the elements of anonymous nft sets/maps (and list those sets) and of dynamic sets such as "
-                "kube-proxy's affinity-* (runtime state). A native nft rule over an anonymous set (kube-proxy's numgen "
-                "vmaps) carries its nft text only then. Slower on big nodes: the kernel finds each set by name");
+  auto* rules = sub->add_flag("--rules", settings->rules,
+                              "The default (accepted for older scripts): every rule's text and every set's and map's "
+                              "elements, anonymous and dynamic ones included");
+  sub->add_flag("--light", settings->light,
+                "Fleet mode: leave out the elements of anonymous nft sets/maps (their rules, such as kube-proxy's "
+                "numgen endpoint picks, then carry no text) and of dynamic sets such as kube-proxy's affinity-* "
+                "(runtime state). The snapshot records what was left out (netfilter.collection.nft_left_out) and "
+                "reports say it. Faster on big nodes: the kernel finds each set by name")
+      ->excludes(rules);
   sub->add_flag("--no-ebpf", settings->no_ebpf, "Skip the eBPF section (it is then absent, not unavailable)");
   sub->add_flag("--no-agents", settings->no_agents,
                 "Skip the agents section (processes and cgroup memory; then absent, not unavailable)");

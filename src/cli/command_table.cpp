@@ -112,7 +112,7 @@ file) is an error (exit 2), never a shorter ruleset.
 
 --format nft writes the native nftables tables as `nft list ruleset` prints them (nft 1.0.6): tables,
 then in each its objects, sets and maps, flowtables and chains in the order they were added, with
-their declarations, elements and rules. For a live snapshot taken with --rules it equals `nft list
+their declarations, elements and rules. For a live snapshot (not --light) it equals `nft list
 ruleset` of that state, an element's `expires` (runtime state) aside. iptables-nft's tables are left
 out (said on stderr: their text is --format iptables-save's). A table whose declarations were not
 recorded (an `nft -j` import: nft 1.0.6's JSON leaves chain comments, typeof and the dynamic flag

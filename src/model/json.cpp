@@ -653,6 +653,10 @@ json to_json(const Snapshot& s) {
   if (s.netfilter.collection.nft_set_rereads != 0) {
     collection["nft_set_rereads"] = s.netfilter.collection.nft_set_rereads;
   }
+  if (s.netfilter.collection.nft_light) {
+    collection["nft_light"] = true;
+    collection["nft_left_out"] = s.netfilter.collection.nft_left_out;
+  }
   json unavailable = json::array();
   for (const auto& u : s.unavailable) {
     unavailable.push_back({{"section", u.section}, {"reason", u.reason}, {"errno", u.error}, {"hint", u.hint}});
@@ -732,6 +736,8 @@ Snapshot from_json(const json& j, const std::string& origin) {
         s.netfilter.collection.nft_generation = c.opt_num<uint32_t>("nft_generation");
         s.netfilter.collection.nft_retries = c.num_or<uint32_t>("nft_retries", 0);
         s.netfilter.collection.nft_set_rereads = c.num_or<uint32_t>("nft_set_rereads", 0);
+        s.netfilter.collection.nft_light = c.bool_or("nft_light", false);
+        s.netfilter.collection.nft_left_out = c.strings_or("nft_left_out");
       }
       if (nf.has("tables")) {
         for (const auto& t : nf.at("tables").items()) s.netfilter.tables.push_back(read_table(t));

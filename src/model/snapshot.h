@@ -194,6 +194,12 @@ struct NetfilterCollection {
   std::optional<uint32_t> nft_generation;
   uint32_t nft_retries = 0;    // dumps repeated because the generation moved / DUMP_INTR
   uint32_t nft_set_rereads = 0;  // set element dumps repeated: one gave an element twice (a hash set resized under it)
+  // `snapshot --light` (live): the elements of anonymous and dynamic sets
+  // were not read. nft_left_out says what that left out on this node, one
+  // sentence each ("the elements of 4698 anonymous sets and maps: ..."); a
+  // complete snapshot has none.
+  bool nft_light = false;
+  std::vector<std::string> nft_left_out;
   bool operator==(const NetfilterCollection&) const = default;
 };
 

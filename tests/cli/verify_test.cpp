@@ -119,8 +119,9 @@ TEST_F(KubeProxyOverall, EndpointDroppedFromTheSliceIsAnExtraEndpoint) {
                                  // iptables: the ClusterIP and the external IP each forward to it.
                                  "extra-endpoint iptables-nft ns4/svc4:p80 172.30.0.44:80/tcp ClusterIP 10.180.0.4:80",
                                  "extra-endpoint iptables-nft ns4/svc4:p80 192.168.99.33:80/tcp ExternalIP 10.180.0.4:80",
-                                 // nftables names endpoints per service port: one finding.
-                                 "extra-endpoint nftables ns4/svc4:p80 ns4/svc4:p80 (every frontend) 10.180.0.4:80",
+                                 // nftables: the frontends' vmaps pick it, the same two.
+                                 "extra-endpoint nftables ns4/svc4:p80 172.30.0.44:80/tcp ClusterIP 10.180.0.4:80",
+                                 "extra-endpoint nftables ns4/svc4:p80 192.168.99.33:80/tcp ExternalIP 10.180.0.4:80",
                              }));
 }
 
@@ -129,7 +130,7 @@ TEST_F(KubeProxyOverall, EndpointAddedToTheSliceIsMissing) {
   item(intent, "EndpointSlice", "ns1", "svc1-1")["endpoints"].push_back({{"addresses", {"10.180.0.9"}}});
   EXPECT_EQ(mutated(intent), (std::multiset<std::string>{
                                  "missing-endpoint iptables-nft ns1/svc1:p80 172.30.0.41:80/tcp ClusterIP 10.180.0.9:80",
-                                 "missing-endpoint nftables ns1/svc1:p80 ns1/svc1:p80 (every frontend) 10.180.0.9:80",
+                                 "missing-endpoint nftables ns1/svc1:p80 172.30.0.41:80/tcp ClusterIP 10.180.0.9:80",
                              }));
 }
 
@@ -139,7 +140,8 @@ TEST_F(KubeProxyOverall, NotReadyEndpointProgrammedIsStale) {
   EXPECT_EQ(mutated(intent), (std::multiset<std::string>{
                                  "stale-endpoint iptables-nft ns4/svc4:p80 172.30.0.44:80/tcp ClusterIP 10.180.0.4:80",
                                  "stale-endpoint iptables-nft ns4/svc4:p80 192.168.99.33:80/tcp ExternalIP 10.180.0.4:80",
-                                 "stale-endpoint nftables ns4/svc4:p80 ns4/svc4:p80 (every frontend) 10.180.0.4:80",
+                                 "stale-endpoint nftables ns4/svc4:p80 172.30.0.44:80/tcp ClusterIP 10.180.0.4:80",
+                                 "stale-endpoint nftables ns4/svc4:p80 192.168.99.33:80/tcp ExternalIP 10.180.0.4:80",
                              }));
 }
 
@@ -194,6 +196,8 @@ TEST_F(KubeProxyOverall, ExternalTrafficPolicyFlipped) {
                                  "wrong-policy iptables-nft ns4/svc4:p80 192.168.99.33:80/tcp ExternalIP",
                                  "stale-endpoint iptables-nft ns4/svc4:p80 192.168.99.33:80/tcp ExternalIP 10.180.0.4:80",
                                  "wrong-policy nftables ns4/svc4:p80 192.168.99.33:80/tcp ExternalIP",
+                                 // nftables too: the cluster chain's vmap picks it for that frontend.
+                                 "stale-endpoint nftables ns4/svc4:p80 192.168.99.33:80/tcp ExternalIP 10.180.0.4:80",
                              }));
 }
 
@@ -434,7 +438,7 @@ TEST_F(RealKubeProxy, Small300NoFindingsBothModes) {
   auto& eps = item(m, "EndpointSlice", ns, slice)["endpoints"];
   eps.erase(eps.begin());
   check(m, {"extra-endpoint iptables-nft " + svc + " " + fe + " " + ep,
-            "extra-endpoint nftables " + svc + " " + svc + " (every frontend) " + ep});
+            "extra-endpoint nftables " + svc + " " + fe + " " + ep});
 
   m = base;
   remove_item(m, "Service", ns, name);

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/kernel.h"
+#include "tests/support/kube_proxy_nft.h"
 #include "tests/support/process.h"
 
 namespace dpscope::test {
@@ -50,11 +51,10 @@ TEST_P(KubeProxyModesLive, EveryServiceRowEqualAcrossTheTwoLiveNodes) {
   const std::string up = "fixtures/upstream/real-kube-proxy/";
   const std::string v4 = zcat(up + "iptables-" + size + "/iptables-save.txt.zst");
   const std::string v6 = zcat(up + "iptables-" + size + "/ip6tables-save.txt.zst");
-  const std::string listed = zcat(up + "nftables-" + size + "/nft-ruleset.txt.zst");
   Netns ipt_ns("kpm-ipt"), nft_ns("kpm-nft");
   ipt_ns.sh("iptables-nft-restore", v4);
   ipt_ns.sh("ip6tables-nft-restore", v6);
-  nft_ns.sh("nft -f -", listed);
+  load_kube_proxy_nft(nft_ns, up + "nftables-" + size + "/nft-ruleset.txt.zst");
 
   TempDir dir;
   const std::string ipt_live = live_snapshot(ipt_ns, dir, "iptables-node");

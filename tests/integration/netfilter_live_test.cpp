@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "tests/integration/netfilter_support.h"
+#include "tests/support/kube_proxy_nft.h"
 #include "tests/support/nft_text.h"
 
 namespace dpscope::test {
@@ -185,15 +186,17 @@ TEST(NetfilterLive, NativeKubeProxyRulesDecodedAsNftPrintsThem) {
   DPS_REQUIRE_ROOT();
   const std::string reorder = "{ grep -E '^add (table|set|map|chain) ' F; grep -vE '^add (table|set|map|chain) ' F; }";
   const std::vector<std::string> loads = {
-      "zstd -dc '" + source_path("fixtures/upstream/real-kube-proxy/nftables-300x5/nft-ruleset.txt.zst") + "'",
+      kube_proxy_nft_load("fixtures/upstream/real-kube-proxy/nftables-300x5/nft-ruleset.txt.zst"),
       std::regex_replace(reorder, std::regex("F"),
-                         "'" + source_path("fixtures/upstream/kube-proxy-nftables/overall-nftables-rules.golden.nft") + "'"),
-      "cat '" + source_path("fixtures/upstream/kube-proxy-nftables/knftables-fake-kubeproxy-ipv6-example.golden.nft") + "'"};
+                         "'" + source_path("fixtures/upstream/kube-proxy-nftables/overall-nftables-rules.golden.nft") +
+                             "'") + " | nft -f -",
+      "nft -f '" + source_path("fixtures/upstream/kube-proxy-nftables/knftables-fake-kubeproxy-ipv6-example.golden.nft") +
+          "'"};
   for (const auto& load : loads) {
     SCOPED_TRACE(load);
     Netns ns("nf-kpn");
     TempDir dir;
-    ns.sh(load + " | nft -f -");
+    ns.sh(load);
     const model::Snapshot live = nf::live_snapshot(ns, dir);
     const nf::ToolView view = nf::tool_view(ns, dir);
     nf::expect_same_netfilter(live, view.imported);
@@ -232,24 +235,24 @@ TEST(NetfilterLive, NativeKubeProxyRulesDecodedAsNftPrintsThem) {
     EXPECT_GT(destinations, 0u);
     EXPECT_GT(dnats, 0u);
     EXPECT_GT(picks, 0u);
-    // Each rule's text is nft's line: with --rules for every rule; without
-    // it, for every rule but the numgen picks (their anonymous maps unread).
-    const model::Snapshot full = nf::live_snapshot(ns, dir, {"--rules"});
-    size_t exact = 0, exact_plain = 0, marked_plain = 0;
+    // Each rule's text is nft's line: by default for every rule; with
+    // --light for every rule but the numgen picks (their anonymous maps unread).
+    const model::Snapshot light = nf::live_snapshot(ns, dir, {"--light"});
+    size_t exact = 0, exact_light = 0, marked_light = 0;
     reported = 0;
-    for (const auto* snap : {&live, &full}) {
+    for (const auto* snap : {&live, &light}) {
       for (const auto& t : snap->netfilter.tables) {
         for (const auto& c : t.chains) {
           const auto& lines = text.chains.at({t.family, t.name, c.name});
           for (size_t i = 0; i < c.rules.size(); ++i) {
             const model::Rule& r = c.rules[i];
-            if (snap == &live && nf::text_needs_rules_flag(r)) {
-              ++marked_plain;
+            if (snap == &light && nf::text_needs_rules_flag(r)) {
+              ++marked_light;
               EXPECT_EQ(r.verdict_kind, "vmap") << lines[i];
               continue;
             }
             if (r.text == lines[i]) {
-              ++(snap == &full ? exact : exact_plain);
+              ++(snap == &live ? exact : exact_light);
             } else if (reported++ < 20) {
               ADD_FAILURE() << c.name << " #" << i + 1 << "\n nft:  " << lines[i] << "\n live: " << r.text << " " << r.raw;
             }
@@ -257,11 +260,11 @@ TEST(NetfilterLive, NativeKubeProxyRulesDecodedAsNftPrintsThem) {
         }
       }
     }
-    std::printf("rule text equal to nft list ruleset: %zu of %zu with --rules; without it %zu, and %zu numgen picks marked\n",
-                exact, rules, exact_plain, marked_plain);
+    std::printf("rule text equal to nft list ruleset: %zu of %zu by default; with --light %zu, and %zu numgen picks marked\n",
+                exact, rules, exact_light, marked_light);
     EXPECT_EQ(exact, rules);
-    EXPECT_EQ(exact_plain + marked_plain, rules);
-    EXPECT_EQ(marked_plain, picks);
+    EXPECT_EQ(exact_light + marked_light, rules);
+    EXPECT_EQ(marked_light, picks);
   }
 }
 
@@ -325,35 +328,40 @@ TEST(NetfilterLive, GeneratedThousandServicesAllBackends) {
       EXPECT_EQ(s.element_count, size_t{kServices}) << s.name;
     }
   }
-  // Endpoints are counted from the endpoint chains, not from the anonymous numgen maps.
   size_t endpoint_chains = 0;
   for (const auto& c : kp->chains) endpoint_chains += c.name.rfind("endpoint-", 0) == 0;
   EXPECT_EQ(endpoint_chains, size_t{kServices * kEndpoints});
 }
 
-TEST(NetfilterLive, RulesFlagListsAnonymousMapsWithTheirElements) {
+// The default snapshot reads the anonymous maps' elements and prints them in
+// their rule's text, as nft does (not as sets of their own); --light leaves
+// them out, marks those rules and records what it left out. --rules is the
+// default, still accepted.
+TEST(NetfilterLive, AnonymousMapsAreInTheirRulesTextLightLeavesThemOut) {
   DPS_REQUIRE_ROOT();
   Netns ns("nf-anon");
   TempDir dir;
   ns.sh(nf::gen_script() + " nftables 20 3 | nft -f -");
-  const model::Snapshot plain = nf::live_snapshot(ns, dir);
-  const model::Snapshot full = nf::live_snapshot(ns, dir, {"--rules"});
-  const model::Table* a = model::find_table(plain, Backend::Nftables, "ip", "kube-proxy");
+  const model::Snapshot light = nf::live_snapshot(ns, dir, {"--light"});
+  const model::Snapshot full = nf::live_snapshot(ns, dir);
+  EXPECT_EQ(nf::live_snapshot(ns, dir, {"--rules"}).netfilter, full.netfilter);
+  const model::Table* a = model::find_table(light, Backend::Nftables, "ip", "kube-proxy");
   const model::Table* b = model::find_table(full, Backend::Nftables, "ip", "kube-proxy");
   ASSERT_TRUE(a && b);
-  size_t anonymous = 0;
-  for (const auto& s : b->sets) {
-    if (s.name.rfind("__map", 0) != 0) continue;
-    ++anonymous;
-    EXPECT_EQ(s.element_count, 3u) << s.name;
-    ASSERT_EQ(s.elements.size(), 3u);
-    EXPECT_EQ(s.elements[0].key, "0");
-    EXPECT_EQ(s.elements[0].value.rfind("goto endpoint-", 0), 0u) << s.elements[0].value;
+  EXPECT_FALSE(full.netfilter.collection.nft_light);
+  EXPECT_TRUE(full.netfilter.collection.nft_left_out.empty());
+  EXPECT_TRUE(light.netfilter.collection.nft_light);
+  ASSERT_EQ(light.netfilter.collection.nft_left_out.size(), 1u);  // no dynamic set in this table
+  EXPECT_EQ(light.netfilter.collection.nft_left_out[0].rfind("the elements of 20 anonymous sets and maps: 20 rules over "
+                                                             "them have no text",
+                                                             0),
+            0u)
+      << light.netfilter.collection.nft_left_out[0];
+  for (const auto* t : {a, b}) {
+    for (const auto& s : t->sets) EXPECT_NE(s.name.rfind("__", 0), 0u) << s.name;
   }
-  EXPECT_EQ(anonymous, 20u);  // one numgen map per service
-  for (const auto& s : a->sets) EXPECT_NE(s.name.rfind("__", 0), 0u) << s.name;
   // The rules are the same records, except that a numgen vmap's text needs
-  // its anonymous map's elements: printed with --rules, marked without.
+  // its anonymous map's elements: printed by default, marked with --light.
   ASSERT_EQ(a->chains.size(), b->chains.size());
   size_t vmaps = 0;
   for (size_t c = 0; c < a->chains.size(); ++c) {
@@ -374,10 +382,10 @@ TEST(NetfilterLive, RulesFlagListsAnonymousMapsWithTheirElements) {
 }
 
 // A dynamic set (kube-proxy's affinity-*) holds runtime state the packet path
-// adds: a plain snapshot says its elements were not read (no count: unknown is
-// not zero), `where` says it did not search them, and --rules reads them as nft
+// adds: a light snapshot says its elements were not read (no count: unknown is
+// not zero), `where` says it did not search them, and the default reads them as nft
 // lists them. A plain named set is read either way.
-TEST(NetfilterLive, DynamicSetElementsAreReadOnlyWithRules) {
+TEST(NetfilterLive, DynamicSetElementsAreLeftOutOnlyByLight) {
   DPS_REQUIRE_ROOT();
   Netns ns("nf-dyn");
   TempDir dir;
@@ -387,10 +395,10 @@ TEST(NetfilterLive, DynamicSetElementsAreReadOnlyWithRules) {
         "  set plain { type ipv4_addr; elements = { 10.2.0.9 } }\n"
         "}\n"
         "EOF");
-  const model::Snapshot plain = nf::live_snapshot(ns, dir);
+  const model::Snapshot plain = nf::live_snapshot(ns, dir, {"--light"});
   const std::string plain_json = read_text(dir.file("live.json"));
   const RunResult where = run({dpscope_bin(), "where", "10.1.0.7", dir.file("live.json")});
-  const model::Snapshot full = nf::live_snapshot(ns, dir, {"--rules"});
+  const model::Snapshot full = nf::live_snapshot(ns, dir);
   const model::Table* a = model::find_table(plain, Backend::Nftables, "ip", "dps");
   const model::Table* b = model::find_table(full, Backend::Nftables, "ip", "dps");
   ASSERT_TRUE(a && b);
@@ -405,7 +413,8 @@ TEST(NetfilterLive, DynamicSetElementsAreReadOnlyWithRules) {
   ASSERT_EQ(a->sets[1].elements.size(), 1u);
   EXPECT_EQ(a->sets[1].elements[0].key, "10.2.0.9");
   EXPECT_NE(where.out.find("1 dynamic set (runtime state"), std::string::npos) << where.out << where.err;
-  // With --rules: the elements nft lists.
+  EXPECT_NE(where.out.find("left out by snapshot --light: the elements of 1 dynamic set"), std::string::npos) << where.out;
+  // By default: the elements nft lists.
   EXPECT_TRUE(b->sets[0].elements_unread.empty());
   std::multiset<std::string> got, want;
   for (const auto& e : b->sets[0].elements) got.insert(e.key);
@@ -438,7 +447,7 @@ TEST(NetfilterLive, TwentySnapshotsChangeNothing) {
   const std::string before = strip_counters(ns);
   const model::Snapshot first = nf::live_snapshot(ns, dir);
   for (int i = 0; i < 19; ++i) {
-    const model::Snapshot s = nf::live_snapshot(ns, dir, i % 2 ? std::vector<std::string>{"--rules"}
+    const model::Snapshot s = nf::live_snapshot(ns, dir, i % 2 ? std::vector<std::string>{"--light"}
                                                               : std::vector<std::string>{});
     EXPECT_EQ(s.netfilter.collection.nft_generation, first.netfilter.collection.nft_generation);
   }

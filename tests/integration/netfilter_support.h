@@ -91,9 +91,9 @@ inline std::string rule_text(const model::Rule& r) {
   return o.str();
 }
 
-// A live rule whose text was left out by design: a plain snapshot does not
-// read anonymous set elements (snapshot --rules does), and nft prints them
-// inside the rule.
+// A live rule whose text was left out by design: a light snapshot does not
+// read anonymous set elements (the default does), and nft prints them inside
+// the rule.
 inline bool text_needs_rules_flag(const model::Rule& r) {
   return r.undecoded && r.text.empty() &&
          r.raw.rfind(std::string("text not printed (") + netfilter::kAnonymousElementsUnread + ")", 0) == 0;
@@ -141,7 +141,7 @@ inline void expect_same_netfilter(const model::Snapshot& live, const model::Snap
     }
     // Elements as a multiset: a hash set lists them in its buckets' order, and
     // the kernel's deferred rehash after a load can change it between two dumps.
-    // A live snapshot without --rules leaves a dynamic set's elements unread
+    // A live snapshot with --light leaves a dynamic set's elements unread
     // (elements_unread); the import of nft -j has them: compare the rest.
     auto unordered = [&](std::vector<model::NftSet> sets) {
       for (auto& set : sets) {
