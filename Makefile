@@ -98,9 +98,11 @@ uninstall:
 	@cmake --build $(BUILD) --target uninstall
 
 # Unit tier under ASan+UBSan, then the CLI and integration tiers on the
-# normal build (root needed for the integration tier; it skips loudly without).
-test: build build-asan build-fuzz
-	@tests/run.sh $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+# normal build (root needed for the integration tier; it skips loudly without),
+# the fuzz regressions, and the packaging tier: `make release` from these
+# trees and the arm64 cross build (its dpscope only), its artifacts run.
+test: build build-asan build-fuzz bin-arm64
+	@tests/run.sh $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(ARM64_BUILD)
 
 bench: build
 	@bench/run.sh $(BUILD)

@@ -38,7 +38,7 @@ sysroot=${BUNDLE_SYSROOT:-}
 # failed run never leaves a half-made bundle behind.
 tmp="$out.tmp.$$"
 rm -rf "$tmp"
-trap 'rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp" "$tmp.owners" "$tmp.versions"' EXIT
 mkdir -p "$tmp/usr/local/bin" "$tmp/bin" "$tmp/proc" "$tmp/sys"
 # /tmp: where the snapshot is written in the pod (and fetched from with
 # `kubectl exec ... dpscope-once --cat`), and the rule spool's home.
@@ -50,6 +50,10 @@ source_of() {
 }
 # A soname's path, in the loader's multiarch order (as ldd prints it; ldd
 # cannot list a cross binary, so each file's DT_NEEDED is followed here).
+# libc's DT_NEEDED names the loader too: it is bundled under that multiarch
+# path as well as PT_INTERP's, because libxtables' dlmopen namespace loads its
+# own libc, whose loader is found by soname (without it, no rule text in an
+# image: tests/packaging, image-runc-snapshot).
 resolve() {
   for d in /lib/$triplet /usr/lib/$triplet /lib /usr/lib; do
     [ -e "$(source_of "$d/$1")" ] && { echo "$d/$1"; return 0; }
@@ -64,8 +68,6 @@ closure() {
     set -- $todo
     f=$1; shift; todo=$*
     for soname in $(needed "$f"); do
-      # The loader (libc's DT_NEEDED) is the one PT_INTERP names.
-      [ "$soname" = "${interp##*/}" ] && continue
       lib=$(resolve "$soname") || { echo "bundle.sh: $f needs $soname, not found" >&2; return 1; }
       case " $seen " in *" $lib "*) continue ;; esac
       seen="$seen $lib" todo="$todo $lib"
@@ -117,28 +119,32 @@ exec "\$here$interp" --library-path "$libdirs" "\$here/usr/local/bin/dpscope" "\
 EOF
 chmod 755 "$tmp/bin/dpscope"
 
-# Provenance: every file with its sha256 and the Debian package it came from.
+# Provenance: every file with its sha256 and the Debian package it came from
+# (one dpkg -S and one dpkg-query for all: per file they took most of the run).
+host_files=$(for lib in $all; do [ "$(source_of "$lib")" = "$lib" ] && echo "$lib" && readlink -f "$lib"; done | sort -u)
+# "pkg[, pkg...]: path" -> "path pkg" (the first owner)
+dpkg -S $host_files 2>/dev/null | awk '{ i = index($0, ": /"); p = substr($0, 1, i - 1); sub(/,.*/, "", p); print substr($0, i + 2), p }' \
+  >"$tmp.owners" || true
+dpkg-query -W -f='${binary:Package} ${Version}\n' $(cut -d' ' -f2 "$tmp.owners" | sort -u) >"$tmp.versions" 2>/dev/null || true
 {
   echo "# dpscope bundle: file, sha256, Debian package (version)"
   for lib in $all; do
     src=$(source_of "$lib")
-    pkg="" ver=""
     if [ "$src" != "$lib" ]; then
       # Unpacked from a downloaded .deb (scripts/target-xtables.sh): its list.
       real=$(readlink -f "$src" | sed "s|^$sysroot||")
-      line=$(grep -m1 -E "^($lib|$real) " "$sysroot/PACKAGES" || true)
-      pkg=$(echo "$line" | cut -d' ' -f2) ver=$(echo "$line" | cut -d' ' -f3)
+      line=$(grep -m1 -E "^($lib|$real) " "$sysroot/PACKAGES" | cut -d' ' -f2- || true)
     else
       real=$(readlink -f "$lib")
-      pkg=$(dpkg -S "$lib" 2>/dev/null | head -n1 | sed 's/: .*//' || true)
-      [ -n "$pkg" ] || pkg=$(dpkg -S "$real" 2>/dev/null | head -n1 | sed 's/: .*//' || true)
-      [ -n "$pkg" ] && ver=$(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null || true)
+      pkg=$(awk -v a="$lib" -v b="$real" '$1 == a || $1 == b { print $2; exit }' "$tmp.owners")
+      line="${pkg:-unknown} $(awk -v p="$pkg" '$1 == p { print $2; exit }' "$tmp.versions")"
     fi
-    echo "$lib $(sha256sum "$tmp$lib" | cut -d' ' -f1) ${pkg:-unknown} ${ver}"
+    echo "$lib $(sha256sum "$tmp$lib" | cut -d' ' -f1) ${line:-unknown }"
   done
   echo "/usr/local/bin/dpscope $(sha256sum "$tmp/usr/local/bin/dpscope" | cut -d' ' -f1) dpscope"
   echo "/usr/local/bin/dpscope-once $(sha256sum "$tmp/usr/local/bin/dpscope-once" | cut -d' ' -f1) dpscope (static)"
 } >"$tmp/MANIFEST"
+rm -f "$tmp.owners" "$tmp.versions"
 
 rm -rf "$out"
 mv "$tmp" "$out"

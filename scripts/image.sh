@@ -57,7 +57,7 @@ version_out="(not started: $arch on $(dpkg --print-architecture))"
 if [ "$arch" = "$(dpkg --print-architecture)" ]; then
   # Smoke test: the image starts dpscope with nothing else in it.
   ctr=$(buildah from -q "$tag")
-  version_out=$(buildah run --isolation chroot "$ctr" -- /usr/local/bin/dpscope --version) || {
+  version_out=$(buildah run --isolation chroot "$ctr" -- /usr/local/bin/dpscope --version | head -n1) || {
     buildah rm "$ctr" >/dev/null; exit 4; }
   buildah rm "$ctr" >/dev/null
 fi
