@@ -61,7 +61,7 @@ install(CODE "
 " COMPONENT dpscope)
 # README's links (docs/cli.md, ...) stay right under DOCDIR.
 install(FILES README.md ARCHITECTURE.md LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT dpscope)
-install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs FILES_MATCHING PATTERN "*.md" COMPONENT dpscope)
+install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs COMPONENT dpscope FILES_MATCHING PATTERN "*.md")
 install(FILES packaging/daemonset.yaml DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples COMPONENT dpscope)
 
 # What the last install wrote (install_manifest.txt, DESTDIR included), removed.

@@ -19,3 +19,9 @@ find_program(DPSCOPE_QEMU_AARCH64 qemu-aarch64-static)
 if(DPSCOPE_QEMU_AARCH64)
   set(CMAKE_CROSSCOMPILING_EMULATOR ${DPSCOPE_QEMU_AARCH64})
 endif()
+# The cross compiler searches its own kernel headers first
+# (/usr/aarch64-linux-gnu/include, linux-libc-dev-arm64-cross 6.1.4), whose
+# linux/const.h spells __ALIGN_KERNEL with `typeof`, which ISO C++ (-std=c++20,
+# no GNU extensions) does not have; linux-libc-dev 6.1.x later spells it
+# __typeof__ (XT_ALIGN in collectors/netfilter uses it).
+set(CMAKE_CXX_FLAGS_INIT "-Dtypeof=__typeof__")

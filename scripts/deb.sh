@@ -43,6 +43,9 @@ root=$work/root
 # The dpscope component only: install_manifest_dpscope.txt, so the user's own
 # `make install` manifest (install_manifest.txt) is left as it was.
 DESTDIR=$root cmake --install "$build" --prefix /usr --component dpscope --strip >/dev/null
+# As dh_strip does: no .comment (the compiler's version strings) or .note.
+case $arch in amd64) triplet=x86_64-linux-gnu ;; arm64) triplet=aarch64-linux-gnu ;; esac
+"$triplet-strip" --remove-section=.comment --remove-section=.note "$root/usr/bin/dpscope"
 doc=$root/usr/share/doc/dpscope
 # Debian's form: copyright instead of LICENSE (the licence text is in
 # /usr/share/common-licenses), gzip -9n man page and changelog.
