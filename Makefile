@@ -88,14 +88,14 @@ man: bin
 bin: deps-build $(BUILD)/build.ninja
 	@cmake --build $(BUILD) -j $(JOBS) --target dpscope dpscope_docs >&2
 
-# PREFIX (/usr/local) and DESTDIR as usual; `make uninstall` removes what the
-# last install wrote ($(BUILD)/install_manifest.txt).
+# PREFIX (/usr/local) and DESTDIR as usual; `make uninstall [DESTDIR=...]`
+# removes what the last install wrote ($(BUILD)/install_manifest.txt).
 PREFIX ?= /usr/local
 install: bin
 	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 uninstall:
-	@cmake --build $(BUILD) --target uninstall
+	@DESTDIR="$(DESTDIR)" cmake --build $(BUILD) --target uninstall
 
 # Unit tier under ASan+UBSan, then the CLI and integration tiers on the
 # normal build (root needed for the integration tier; it skips loudly without),
@@ -117,7 +117,7 @@ static: bin
 # Release artifacts go to DIST; their names carry VERSION and the Debian
 # architecture. Reproducible: every timestamp is SOURCE_DATE_EPOCH, the
 # commit's time unless given.
-VERSION  := $(shell sed -n 's/^project(dpscope VERSION \([^ ]*\).*/\1/p' CMakeLists.txt)
+VERSION  := $(shell grep -o '^project.dpscope VERSION [0-9.]*' CMakeLists.txt | cut -d' ' -f3)
 ARCH     := $(shell dpkg --print-architecture)
 DIST     ?= dist
 HOMEPAGE ?= https://example.org/dpscope

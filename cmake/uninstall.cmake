@@ -1,5 +1,6 @@
 # Removes every file the last `cmake --install` of this build tree wrote (its
-# install_manifest.txt, with DESTDIR if one was given), then dpscope's own
+# install_manifest.txt, which lists them without DESTDIR: give the same
+# DESTDIR as the install did), then dpscope's own
 # documentation directory if that is left empty; shared directories
 # (bin, man1, the completion directories) stay.
 #   cmake -DMANIFEST=BUILD/install_manifest.txt -P uninstall.cmake
@@ -9,6 +10,7 @@ endif()
 file(STRINGS ${MANIFEST} files)
 set(doc_dirs "")
 foreach(f IN LISTS files)
+  set(f "$ENV{DESTDIR}${f}")
   if(IS_SYMLINK ${f} OR EXISTS ${f})
     file(REMOVE ${f})
     message(STATUS "removed ${f}")

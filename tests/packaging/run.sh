@@ -119,8 +119,8 @@ test_install_destdir() {
     [ -f "$p/share/doc/dpscope/$f" ] || fail "no share/doc/dpscope/$f"
   done
   cmp "$p/share/doc/dpscope/LICENSE" "$src/LICENSE" || fail "LICENSE differs"
-  grep -c "^$dest/" "$build/install_manifest.txt" >/dev/null || fail "the manifest lists no file under DESTDIR"
-  make -C "$src" --no-print-directory uninstall BUILD="$build" >/dev/null
+  grep -qx "/opt/dps/share/zsh/site-functions/_dpscope" "$build/install_manifest.txt" || fail "the manifest lacks _dpscope"
+  make -C "$src" --no-print-directory uninstall BUILD="$build" DESTDIR="$dest" >/dev/null
   left=$(find "$dest" -type f)
   [ -z "$left" ] || fail "make uninstall left: $left"
   [ ! -e "$p/share/doc/dpscope" ] || fail "make uninstall left share/doc/dpscope"
