@@ -372,7 +372,9 @@ run_commands() {
   grep -v '^#' "$src/tests/packaging/cli-commands.txt" | grep -v '^$' | while read -r line; do
     n=$((n + 1))
     # shellcheck disable=SC2046
-    (cd "$src" && set -f && "$@" $(echo "$line" | sed "s|@|$o/scratch|g") >"$o/$n.out" 2>"$o/$n.err"; echo $? >"$o/$n.rc")
+    rc=0
+    (cd "$src" && set -f && exec "$@" $(echo "$line" | sed "s|@|$o/scratch|g") >"$o/$n.out" 2>"$o/$n.err") || rc=$?
+    echo $rc >"$o/$n.rc"
     # Where a message names the scratch directory, it is the run's own.
     sed -i "s|$o/scratch|@|g" "$o/$n.out" "$o/$n.err"
   done
