@@ -145,6 +145,17 @@ dpkg-query -W -f='${binary:Package} ${Version}\n' $(cut -d' ' -f2 "$tmp.owners" 
   echo "/usr/local/bin/dpscope-once $(sha256sum "$tmp/usr/local/bin/dpscope-once" | cut -d' ' -f1) dpscope (static)"
 } >"$tmp/MANIFEST"
 rm -f "$tmp.owners" "$tmp.versions"
+# Licences: dpscope's, and the Debian copyright file of every package a
+# bundled file came from (the image and the archive carry their binaries).
+here_src=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$tmp/usr/share/doc/dpscope"
+cp "$here_src/LICENSE" "$tmp/usr/share/doc/dpscope/LICENSE"
+for pkg in $(awk '!/^#/ && NF >= 4 && $3 != "dpscope" { sub(/:.*/, "", $3); print $3 }' "$tmp/MANIFEST" | sort -u); do
+  c=$(source_of "/usr/share/doc/$pkg/copyright")
+  [ -f "$c" ] || { echo "bundle.sh: no /usr/share/doc/$pkg/copyright" >&2; exit 2; }
+  mkdir -p "$tmp/usr/share/doc/$pkg"
+  cp "$c" "$tmp/usr/share/doc/$pkg/copyright"
+done
 
 rm -rf "$out"
 mv "$tmp" "$out"

@@ -76,6 +76,8 @@ test_release_builds() {
   [ "$(wc -l <"$dist/SHA256SUMS")" = "$(($(ls "$dist" | wc -l) - 1))" ] || fail "SHA256SUMS does not list every file"
   # Every archive carries the licence.
   tar -tzf "$dist/dpscope-$version-linux-amd64.tar.gz" | grep -qx "dpscope-$version-linux-amd64/LICENSE" || fail "no LICENSE in the archive"
+  tar -tzf "$dist/dpscope-$version-linux-arm64.tar.gz" | grep -qx "dpscope-$version-linux-arm64/usr/share/doc/libc6/copyright" ||
+    fail "no copyright file of the bundled libc6 in the arm64 archive"
   tar -tzf "$dist/kubectl-dpscope-$version.tar.gz" | grep -qx LICENSE || fail "no LICENSE in the krew archive"
 }
 test_release_reproducible() {
@@ -226,6 +228,12 @@ test_image_oci_archives() {
     pk=$(echo "$labels" | sed -n 's/^dpscope.debian-packages=//p')
     for p in libc6 libstdc++6 libbpf1 libnftnl11 libmnl0 libzstd1 zlib1g libxtables12 iptables; do
       echo " $pk" | grep -q " $p=[0-9]" || fail "$a: the Debian packages label lacks $p: $pk"
+    done
+    # dpscope's licence and the copyright files of the Debian packages in it.
+    layer=$(jq -r '.layers[0].digest' "$d/blobs/sha256/$(jq -r '.manifests[0].digest' "$d/index.json" | sed 's/^sha256://')" | sed 's/^sha256://')
+    tar -tzf "$d/blobs/sha256/$layer" | sed 's|^\./||' >"$work/layer.$arch"
+    for f in usr/share/doc/dpscope/LICENSE usr/share/doc/libc6/copyright usr/share/doc/iptables/copyright; do
+      grep -qx "$f" "$work/layer.$arch" || fail "$a: no $f in the image"
     done
     tar -xOf "$a" index.json | jq -e --arg r "localhost/dpscope:$version" \
       '.manifests[0].annotations["org.opencontainers.image.ref.name"] == $r and .manifests[0].annotations["io.containerd.image.name"] == $r' \
