@@ -19,11 +19,14 @@ BUILD_PACKAGES="build-essential cmake ninja-build pkg-config
 PACKAGE_PACKAGES="dpkg-dev buildah jq xz-utils git"
 
 # The cross build (cmake/toolchain-aarch64-linux-gnu.cmake): the cross
-# compiler and the -dev libraries of the target architecture (multiarch).
+# compiler and the -dev libraries of the target architecture (multiarch), and
+# Debian's libstdc++6:arm64 (the cross compiler links its own copy under
+# /usr/aarch64-linux-gnu; the .deb's Depends and the bundle need the package).
 CROSS_ARCH=arm64
 CROSS_PACKAGES="crossbuild-essential-arm64
   libnftnl-dev:arm64 libmnl-dev:arm64 libipset-dev:arm64 libxtables-dev:arm64 libbpf-dev:arm64
-  libelf-dev:arm64 zlib1g-dev:arm64 libzstd-dev:arm64"
+  libelf-dev:arm64 zlib1g-dev:arm64 libzstd-dev:arm64
+  libstdc++6:arm64"
 
 # gtest; clang/llvm for the BPF fixtures and libFuzzer; the standard tools the
 # tests use as oracles; qemu for the kernel matrix; shells and man for the
