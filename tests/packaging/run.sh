@@ -369,9 +369,9 @@ test_image_arm64_compare() {
     cp "$qemu" "$root/qemu-aarch64-static"
     mkdir -p "$root/fixtures"
     unshare -m sh -c 'mount --bind "$1" "$2/fixtures" && cd "$2" &&
-        exec env -i $3 chroot "$2" /qemu-aarch64-static /usr/local/bin/dpscope \
+        exec env -i $3 "$4" "$2" /qemu-aarch64-static /usr/local/bin/dpscope \
           compare /fixtures/kind-kube-proxy.json /fixtures/kind-cilium-kpr.json --width 120' \
-      sh "$src/fixtures/snapshots" "$root" "$env_args" | sed 's|/fixtures/||g' >"$work/arm64-compare.txt" || true
+      sh "$src/fixtures/snapshots" "$root" "$env_args" "$(command -v chroot)" | sed 's|/fixtures/||g' >"$work/arm64-compare.txt" || true
   else
     (cd "$src/fixtures/snapshots" && env -i $env_args "$qemu" -L "$root" "$root/usr/local/bin/dpscope" \
         compare kind-kube-proxy.json kind-cilium-kpr.json --width 120) >"$work/arm64-compare.txt" || true
