@@ -21,12 +21,11 @@ containerfile=$here/packaging/Containerfile
 # vfs works in any environment (also inside a container, where overlay often
 # does not); the image is a few MB, so its copying cost does not matter.
 driver=${STORAGE_DRIVER:-vfs}
-buildah() { command buildah --storage-driver "$driver" "$@"; }
-
 command -v buildah >/dev/null 2>&1 || {
-  echo "image: buildah is not installed (scripts/deps.sh image installs it)" >&2
+  echo "image: buildah is not installed (scripts/deps.sh package installs it)" >&2
   exit 2
 }
+buildah() { command buildah --storage-driver "$driver" "$@"; }
 [ -x "$bundle/usr/local/bin/dpscope" ] || { echo "image: no bundle at $bundle (make static)" >&2; exit 2; }
 case $(readelf -h "$bundle/usr/local/bin/dpscope" | sed -n 's/^ *Machine: *//p') in
   *X86-64*) arch=amd64 ;;
