@@ -19,12 +19,12 @@ plugin_version=$(sed -n 's/^PLUGIN_VERSION=//p' "$here/packaging/kubectl-dpscope
 mkdir -p "$out"
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-cp "$here/packaging/kubectl-dpscope" "$here/README.md" "$stage/"
+cp "$here/packaging/kubectl-dpscope" "$here/README.md" "$here/LICENSE" "$stage/"
 chmod 755 "$stage/kubectl-dpscope"
-chmod 644 "$stage/README.md"
+chmod 644 "$stage/README.md" "$stage/LICENSE"
 archive=$out/kubectl-dpscope-$version.tar.gz
 # Reproducible: fixed owner, order and time, no name or time in the gzip header.
-tar -C "$stage" --owner=0 --group=0 --numeric-owner --mtime=@0 --sort=name -cf - kubectl-dpscope README.md |
+tar -C "$stage" --owner=0 --group=0 --numeric-owner --mtime=@0 --sort=name -cf - LICENSE README.md kubectl-dpscope |
   gzip -n -9 >"$archive.tmp"
 mv "$archive.tmp" "$archive"
 sha=$(sha256sum "$archive" | cut -d' ' -f1)

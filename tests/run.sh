@@ -3,10 +3,15 @@
 #   unit         ASan+UBSan build, no root needed
 #   cli          the real binary on files
 #   integration  real kernel state in dps-* namespaces; skips loudly without root
+#   fuzz         each libFuzzer target's regression runs (FUZZ_BUILD)
+#   packaging    the release artifacts built from BUILD and ARM64_BUILD and run
+#                as a user runs them (tests/packaging/run.sh)
+# usage: tests/run.sh [BUILD [ASAN_BUILD [FUZZ_BUILD [ARM64_BUILD]]]]
 set -u
 build=${1:-build}
 asan=${2:-build-asan}
 fuzz=${3:-}
+arm64=${4:-}
 logdir=$(mktemp -d /tmp/dpscope-tests.XXXXXX)
 trap 'rm -rf "$logdir"' EXIT
 
@@ -60,6 +65,25 @@ if [ -n "$fuzz" ]; then
   [ "$f" = 0 ] || status=1
   echo "   fuzz: $p passed, $f failed, 0 skipped"
   passed=$((passed + p)) failed=$((failed + f))
+fi
+
+# packaging: one test per artifact check (tests/packaging/run.sh says each).
+if [ -n "$arm64" ]; then
+  echo "== packaging: tests/packaging/run.sh $build $arm64"
+  t0=$(date +%s)
+  "$(dirname "$0")/packaging/run.sh" "$build" "$arm64" >"$logdir/packaging.log" 2>&1
+  rc=$?
+  grep '^   ' "$logdir/packaging.log"
+  p=$(sed -n 's/^   packaging: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1/p' "$logdir/packaging.log")
+  f=$(sed -n 's/^   packaging: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\2/p' "$logdir/packaging.log")
+  s=$(sed -n 's/^   packaging: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\3/p' "$logdir/packaging.log")
+  if [ -z "$p" ]; then
+    echo "   packaging exited $rc without its summary:"; tail -n 20 "$logdir/packaging.log" | sed 's/^/   /'
+    p=0 f=1 s=0
+  fi
+  [ "$rc" = 0 ] || status=1
+  echo "   (packaging tier: $(($(date +%s) - t0)) s)"
+  passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 fi
 
 echo

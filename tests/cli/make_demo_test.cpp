@@ -20,7 +20,7 @@ RunResult user_make(const std::string& args) {
 TEST(MakeDemoDeps, DepsScriptIsSilentWhenNothingIsMissing) {
   // This machine has every package (make test installed them): both lists
   // are satisfied, nothing is printed, nothing is installed.
-  for (const char* list : {"build", "test"}) {
+  for (const char* list : {"build", "package", "cross", "test"}) {
     SCOPED_TRACE(list);
     const auto r = sh(source_path("scripts/deps.sh") + " " + list);
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -29,7 +29,19 @@ TEST(MakeDemoDeps, DepsScriptIsSilentWhenNothingIsMissing) {
   }
   const auto bad = sh(source_path("scripts/deps.sh") + " everything");
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("usage: scripts/deps.sh [build|test]"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("usage: scripts/deps.sh [build|package|cross|test]"), std::string::npos) << bad.err;
+}
+
+// make static, image, deb, install (and their arm64 forms) install what
+// building needs, never the test tools (`scripts/deps.sh test`).
+TEST(MakeDemoDeps, PackagingTargetsNeedNoTestDependencies) {
+  for (const char* target : {"static", "image", "deb", "archive", "install", "release", "image-arm64", "deb-arm64"}) {
+    SCOPED_TRACE(target);
+    const auto r = user_make(std::string("-n ") + target);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("scripts/deps.sh "), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("scripts/deps.sh test"), std::string::npos) << r.out;
+  }
 }
 
 TEST(MakeDemoDeps, DemoTreeNeedsNeitherGtestNorClang) {

@@ -107,8 +107,9 @@ TEST(KrewManifest, TemplateAndReleaseAgree) {
   for (const char* needed : {"apiVersion: krew.googlecontainertools.github.com/v1alpha2", "kind: Plugin",
                              "  name: dpscope\n", "bin: kubectl-dpscope", "shortDescription: ",
                              "os: linux\n          arch: amd64", "os: linux\n          arch: arm64",
-                             "uri: RELEASE_URI", "sha256: RELEASE_SHA256", "docker build -f packaging/Dockerfile",
-                             "--image REGISTRY/dpscope:0.1.0"}) {
+                             "os: darwin\n          arch: amd64", "os: darwin\n          arch: arm64",
+                             "uri: RELEASE_URI", "sha256: RELEASE_SHA256", "dpscope-VERSION.oci.tar",
+                             "kind load image-archive", "ctr -n k8s.io images import", "--image REGISTRY/dpscope:0.1.0"}) {
     EXPECT_TRUE(contains(tmpl, needed)) << "packaging/krew/dpscope.yaml lacks: " << needed;
   }
   TempDir dir;
@@ -121,13 +122,14 @@ TEST(KrewManifest, TemplateAndReleaseAgree) {
   EXPECT_TRUE(contains(release, "uri: https://example.org/releases/v0.1.0/kubectl-dpscope-0.1.0.tar.gz")) << release;
   size_t shas = 0;
   for (size_t at = 0; (at = release.find("sha256: " + sha, at)) != std::string::npos; ++at) ++shas;
-  EXPECT_EQ(shas, 2u);  // both platforms
+  EXPECT_EQ(shas, 4u);  // linux and darwin, amd64 and arm64
   EXPECT_TRUE(contains(release, "  version: v0.1.0\n"));
   EXPECT_FALSE(contains(release, "uri: RELEASE_URI"));
   // The archive holds the files the manifest installs, the plugin executable.
   RunResult list = run({"tar", "-tvzf", archive});
   EXPECT_TRUE(contains(list.out, "-rwxr-xr-x 0/0") && contains(list.out, " kubectl-dpscope\n")) << list.out;
   EXPECT_TRUE(contains(list.out, " README.md\n")) << list.out;
+  EXPECT_TRUE(contains(list.out, " LICENSE\n")) << list.out;
   // Reproducible: the same bytes a second time.
   ASSERT_EQ(run({source_path("scripts/krew-release.sh"), "0.1.0", "https://example.org/releases/v0.1.0",
                  "https://example.org/dpscope", dir.file("again")}).exit_code, 0);

@@ -119,8 +119,11 @@ TEST(HostBundle, SnapshotsANetnsFromAnEmptyRoot) {
   EXPECT_TRUE(fs::is_empty(root + "/tmp"));
   EXPECT_TRUE(fs::is_empty(root + "/proc"));
   EXPECT_TRUE(fs::is_empty(root + "/sys"));
-  // usr/lib: libxtables and its extension objects, at libxtables' own extension directory.
-  EXPECT_EQ(entries(root + "/usr"), (std::set<std::string>{"lib", "local"}));
+  // usr/lib: libxtables and its extension objects, at libxtables' own extension directory;
+  // usr/share/doc: dpscope's LICENSE and the copyright file of each Debian package in the bundle.
+  EXPECT_EQ(entries(root + "/usr"), (std::set<std::string>{"lib", "local", "share"}));
+  EXPECT_TRUE(fs::exists(root + "/usr/share/doc/dpscope/LICENSE"));
+  EXPECT_TRUE(fs::exists(root + "/usr/share/doc/libc6/copyright"));
   EXPECT_EQ(entries(root + "/usr/local/bin"), (std::set<std::string>{"dpscope", "dpscope-once"}));
 
   // In the namespace, a private mount namespace: proc and sys mounted in the
