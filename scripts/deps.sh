@@ -9,11 +9,12 @@ set -eu
 BUILD_PACKAGES="build-essential cmake ninja-build pkg-config
   libnftnl-dev libmnl-dev libipset-dev libxtables-dev libbpf-dev libelf-dev zlib1g-dev libzstd-dev libcli11-dev nlohmann-json3-dev"
 
-# gtest; clang/llvm for the BPF fixtures and libFuzzer; the standard tools the
+# gtest; clang/llvm for the BPF fixtures and libFuzzer, clang-tidy and
+# clang-format for `make lint`; the standard tools the
 # tests use as oracles; qemu for the kernel matrix; shells and man for the
 # completion and man page tests; chromium for the HTML report tests.
 TEST_PACKAGES="libgtest-dev
-  clang llvm libclang-rt-14-dev
+  clang llvm libclang-rt-14-dev clang-tidy clang-format
   iptables nftables iproute2 bpftool procps
   nfacct time
   jq zstd strace
