@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "collectors/bpf/bpf.h"
-#include "collectors/bpf/lb.h"
+#include "decoders/service_maps.h"
 #include "collectors/bpf/map_read.h"
 
 namespace {

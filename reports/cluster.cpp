@@ -13,6 +13,7 @@
 
 #include "analysis/analysis.h"
 #include "model/compression.h"
+#include "inputs/inputs.h"
 #include "model/json.h"
 #include "util/error.h"
 
@@ -20,145 +21,23 @@ namespace dpscope::reports {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> cluster_files(const std::string& dir) {
-  std::vector<std::string> files;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.is_regular_file() && model::is_snapshot_file_name(e.path().filename().string())) {
-      files.push_back(e.path().string());
-    }
-  }
-  if (ec) throw InputError(dir, 0, "cannot list the folder: " + ec.message());
-  std::sort(files.begin(), files.end());
-  if (files.empty()) throw InputError(dir, 0, "no node snapshots (*.json, *.json.zst, *.json.gz) in this folder");
-  return files;
-}
-
-namespace {
-
-// The top level of a JSON document, read without building it: whether it is
-// valid JSON, an object, its keys and its "schema" string.
-struct TopLevel : nlohmann::json_sax<nlohmann::json> {
-  int depth = 0;
-  bool object = false;
-  bool schema_next = false;
-  std::string schema;
-  std::set<std::string> keys;
-
-  bool null() override { return value(""); }
-  bool boolean(bool) override { return value(""); }
-  bool number_integer(number_integer_t) override { return value(""); }
-  bool number_unsigned(number_unsigned_t) override { return value(""); }
-  bool number_float(number_float_t, const string_t&) override { return value(""); }
-  bool string(string_t& s) override { return value(s); }
-  bool binary(binary_t&) override { return value(""); }
-  bool start_object(std::size_t) override {
-    if (depth == 0) object = true;
-    schema_next = false;
-    ++depth;
-    return true;
-  }
-  bool key(string_t& k) override {
-    if (depth == 1) {
-      keys.insert(k);
-      schema_next = k == "schema";
-    }
-    return true;
-  }
-  bool end_object() override { return --depth, true; }
-  bool start_array(std::size_t) override {
-    schema_next = false;
-    ++depth;
-    return true;
-  }
-  bool end_array() override { return --depth, true; }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
-
- private:
-  bool value(const std::string& s) {
-    if (depth == 1 && schema_next) schema = s;
-    schema_next = false;
-    return true;
-  }
-};
-
-}  // namespace
-
-bool is_foreign_file(const std::string& path) {
-  // Only on the error path. Foreign: complete, valid JSON that is not a
-  // snapshot (another schema, no schema and none of a snapshot's sections, not
-  // an object). A file cut short or damaged is not valid JSON: it stays an
-  // error, whatever it was meant to be.
-  try {
-    const std::string text = model::read_file(path);  // decompressed when compressed
-    TopLevel top;
-    if (!nlohmann::json::sax_parse(text, &top, nlohmann::json::input_format_t::json, true)) return false;
-    if (!top.object) return true;
-    if (top.schema.rfind("dpscope.snapshot/", 0) == 0) return false;
-    if (!top.schema.empty()) return true;
-    return !(top.keys.count("node") || top.keys.count("netfilter") || top.keys.count("ebpf"));
-  } catch (const std::exception&) {
-    return false;  // unreadable or damaged compression: the load error says so
-  }
-}
-
-void skip_foreign_or_rethrow(const std::string& path, const Warn& warn) {
-  try {
-    throw;
-  } catch (const InputError& e) {
-    if (!is_foreign_file(path)) throw;
-    if (warn) warn(path + ": not a node snapshot (" + e.what() + "): skipped");
-  }
-}
-
 ClusterInput load_cluster(const std::string& dir, const std::string& label, const Warn& warn,
                           const analysis::IntentIndex* intent) {
   ClusterInput c;
   c.dir = dir;
-  std::vector<std::string> files = cluster_files(dir);
+  const std::vector<inputs::InputFile> files = inputs::expand({dir});
   std::vector<AnalyzedInput> nodes(files.size());
   std::vector<analysis::NodeVerification> verified(intent ? files.size() : 0);
   const auto detail = intent ? analysis::verify_rule_detail : analysis::rule_detail_for;
-  std::vector<std::exception_ptr> errors(files.size());
-  std::vector<std::vector<std::string>> warnings(files.size());  // the readers', said in folder order
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i; (i = next++) < files.size();) {
-      try {
-        auto collect = [&warnings, i](const std::string& w) { warnings[i].push_back(w); };
-        const model::Snapshot s = model::load_snapshot(files[i], {detail, collect});
-        nodes[i] = analyze_input({"", files[i], &s});
-        if (intent) verified[i] = analysis::verify_node(*intent, s, analysis::node_name_of(s, files[i]), files[i]);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  const size_t threads = std::min<size_t>(files.size(), std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  // In folder order: the first real error is thrown; files that are no snapshots are skipped.
+  const std::vector<bool> read = inputs::read_snapshots(files, {detail, warn}, 0, [&](model::Snapshot& s, size_t i) {
+    nodes[i] = analyze_input({"", files[i].path, &s});
+    if (intent) verified[i] = analysis::verify_node(*intent, s, analysis::node_name_of(s, files[i].path), files[i].path);
+  });
   for (size_t i = 0; i < files.size(); ++i) {
-    if (warn) {
-      for (const auto& w : warnings[i]) warn(w);
-    }
-    if (errors[i]) {
-      try {
-        std::rethrow_exception(errors[i]);
-      } catch (...) {
-        skip_foreign_or_rethrow(files[i], warn);
-      }
-      continue;
-    }
-    c.files.push_back(files[i]);
+    if (!read[i]) continue;
+    c.files.push_back(files[i].path);
     c.nodes.push_back(std::move(nodes[i]));
     if (intent) c.verified.push_back(std::move(verified[i]));
-  }
-  if (c.files.empty()) {
-    throw InputError(dir, 0, "no node snapshots in this folder: its " + std::to_string(files.size()) +
-                                 " *.json file" + (files.size() == 1 ? " is" : "s are") + " not dpscope snapshots");
   }
   std::string name = fs::path(dir).lexically_normal().filename().string();
   if (name.empty()) name = fs::path(dir).lexically_normal().parent_path().filename().string();

@@ -25,26 +25,10 @@ struct ClusterInput {
 
 using Warn = std::function<void(const std::string&)>;
 
-// DIR/*.json, *.json.zst, *.json.gz, sorted; throws InputError when DIR
-// cannot be listed or holds none.
-std::vector<std::string> cluster_files(const std::string& dir);
-
-// Whether a file that failed to load as a snapshot is not meant to be one: it
-// is complete, valid JSON, but another document (a saved report: another
-// "schema"; an `nft -j` dump or a note: no schema and no snapshot section, or
-// not an object). A truncated or damaged file is not valid JSON, and a file
-// that says it is a snapshot is one: both stay errors.
-bool is_foreign_file(const std::string& path);
-
-// A cluster folder's file that is not a node snapshot is skipped, said once through
-// `warn` ("FILE: not a node snapshot (...): skipped"); any other error is thrown.
-// Rethrows the current exception unless it is such a file.
-void skip_foreign_or_rethrow(const std::string& path, const Warn& warn);
-
-// Lists the folder (cluster_files) and reads the files in parallel, each one
-// analysed and dropped right after it is read (memory is the analyses, not
-// the snapshots). A file that is not a node snapshot at all (is_foreign_file)
-// is skipped with a warning; a folder left with no snapshot is an InputError.
+// Reads the folder's snapshots in parallel (inputs::read_snapshots: a file
+// that is not a node snapshot is skipped with a warning, a folder left with
+// none is an InputError), each one analysed and dropped right after it is
+// read (memory is the analyses, not the snapshots).
 // With `intent`, each snapshot is also verified against it (and read with the
 // rules verify needs).
 ClusterInput load_cluster(const std::string& dir, const std::string& label, const Warn& warn = {},

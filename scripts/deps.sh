@@ -28,12 +28,13 @@ CROSS_PACKAGES="crossbuild-essential-arm64
   libelf-dev:arm64 zlib1g-dev:arm64 libzstd-dev:arm64
   libstdc++6:arm64"
 
-# gtest; clang/llvm for the BPF fixtures and libFuzzer; the standard tools the
+# gtest; clang/llvm for the BPF fixtures and libFuzzer, clang-tidy and
+# clang-format for `make lint`; the standard tools the
 # tests use as oracles; qemu for the kernel matrix; shells and man for the
 # completion and man page tests; chromium for the HTML report tests; yq (YAML
 # to JSON) for the Kubernetes manifest checks.
 TEST_PACKAGES="libgtest-dev
-  clang llvm libclang-rt-14-dev
+  clang llvm libclang-rt-14-dev clang-tidy clang-format
   iptables nftables iproute2 bpftool procps
   nfacct time
   jq yq zstd strace

@@ -19,82 +19,31 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <thread>
 
 #include "collectors/bpf/bpf.h"
 #include "util/fd.h"
+#include "util/netlink.h"
+#include "util/netns.h"
 
 namespace dpscope::bpf {
 namespace {
 
-// libmnl's mnl_attr_for_each macros assign void* and do not compile as C++.
-template <typename F>
-void for_each_attr(const nlmsghdr* nlh, size_t offset, F&& f) {
-  auto* attr = static_cast<const nlattr*>(mnl_nlmsg_get_payload_offset(nlh, offset));
-  const char* tail = static_cast<const char*>(mnl_nlmsg_get_payload_tail(nlh));
-  for (; mnl_attr_ok(attr, static_cast<int>(tail - reinterpret_cast<const char*>(attr))); attr = mnl_attr_next(attr)) {
-    f(attr);
-  }
-}
-
-template <typename F>
-void for_each_nested(const nlattr* nest, F&& f) {
-  auto* attr = static_cast<const nlattr*>(mnl_attr_get_payload(nest));
-  const char* end = static_cast<const char*>(mnl_attr_get_payload(nest)) + mnl_attr_get_payload_len(nest);
-  for (; mnl_attr_ok(attr, static_cast<int>(end - reinterpret_cast<const char*>(attr))); attr = mnl_attr_next(attr)) {
-    f(attr);
-  }
-}
+using netlink::for_each_attr;
+using netlink::for_each_nested;
 
 // ---------------------------------------------------------------- rtnetlink
 
-class Rtnl {
- public:
-  Rtnl() : buf_(65536 + static_cast<size_t>(getpagesize())) {
-    nl_ = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
-    if (!nl_) {
-      err_ = errno;
-      return;
-    }
-    if (mnl_socket_bind(nl_, 0, MNL_SOCKET_AUTOPID) < 0) {
-      err_ = errno;
-      return;
-    }
-    portid_ = mnl_socket_get_portid(nl_);
-  }
-  ~Rtnl() {
-    if (nl_) mnl_socket_close(nl_);
-  }
-  Rtnl(const Rtnl&) = delete;
-  Rtnl& operator=(const Rtnl&) = delete;
-  int error() const { return err_; }
-
-  // Sends a dump request built by `fill` and runs `cb` on each reply; returns 0 or errno.
-  template <typename Fill>
-  int dump(uint16_t type, Fill&& fill, mnl_cb_t cb, void* data) {
-    std::vector<char> req(MNL_SOCKET_BUFFER_SIZE);
-    nlmsghdr* nlh = mnl_nlmsg_put_header(req.data());
-    nlh->nlmsg_type = type;
-    nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-    nlh->nlmsg_seq = ++seq_;
-    fill(nlh);
-    if (mnl_socket_sendto(nl_, nlh, nlh->nlmsg_len) < 0) return errno;
-    for (;;) {
-      ssize_t n = mnl_socket_recvfrom(nl_, buf_.data(), buf_.size());
-      if (n < 0) return errno;
-      int rc = mnl_cb_run(buf_.data(), n, seq_, portid_, cb, data);
-      if (rc == MNL_CB_STOP) return 0;
-      if (rc < 0) return errno;
-    }
-  }
-
- private:
-  mnl_socket* nl_ = nullptr;
-  uint32_t portid_ = 0;
-  uint32_t seq_ = 0;
-  int err_ = 0;
-  std::vector<char> buf_;
-};
+// Sends a dump request of `type` built by `fill` and runs `cb` on each reply; 0 or errno.
+template <typename Fill>
+int dump(netlink::Socket& rtnl, uint16_t type, Fill&& fill, mnl_cb_t cb, void* data) {
+  char req[MNL_SOCKET_BUFFER_SIZE];
+  nlmsghdr* nlh = mnl_nlmsg_put_header(req);
+  nlh->nlmsg_type = type;
+  nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+  nlh->nlmsg_seq = rtnl.next_seq();
+  fill(nlh);
+  return rtnl.talk(nlh, [&](const nlmsghdr* m) { return cb(m, data); });
+}
 
 struct Interface {
   uint32_t ifindex = 0;
@@ -234,20 +183,14 @@ int query_ifindex(uint32_t ifindex, uint32_t attach_type, std::vector<std::pair<
   }
 }
 
-std::string netns_path(const std::string& netns) {
-  if (netns.find('/') != std::string::npos) return netns;
-  if (!netns.empty() && std::all_of(netns.begin(), netns.end(), ::isdigit)) return "/proc/" + netns + "/ns/net";
-  return "/run/netns/" + netns;
-}
-
 void read_interfaces(NetnsAttachments& r) {
-  Rtnl rtnl;
-  if (rtnl.error()) {
-    r.unavailable.push_back({"ebpf.attachments.tc", "cannot open an rtnetlink socket", rtnl.error(), ""});
+  netlink::Socket rtnl(NETLINK_ROUTE);
+  if (const int err = rtnl.open()) {
+    r.unavailable.push_back({"ebpf.attachments.tc", "cannot open an rtnetlink socket", err, ""});
     return;
   }
   std::vector<Interface> interfaces;
-  int err = rtnl.dump(
+  int err = dump(rtnl,
       RTM_GETLINK,
       [](nlmsghdr* nlh) {
         auto* ifm = static_cast<ifinfomsg*>(mnl_nlmsg_put_extra_header(nlh, sizeof(ifinfomsg)));
@@ -288,7 +231,7 @@ void read_interfaces(NetnsAttachments& r) {
       FilterDump d{itf.name, direction, &r.attachments};
       const uint32_t ifindex = itf.ifindex;
       const uint32_t tc_parent = parent;
-      int e = rtnl.dump(
+      int e = dump(rtnl,
           RTM_GETTFILTER,
           [&](nlmsghdr* nlh) {
             auto* tcm = static_cast<tcmsg*>(mnl_nlmsg_put_extra_header(nlh, sizeof(tcmsg)));
@@ -363,17 +306,9 @@ NetnsAttachments collect_netns_attachments(const std::string& netns) {
                                   err == ENOENT ? "no such namespace (name under /run/netns, a path, or a PID)" : ""});
     return result;
   }
-  // Only this thread enters the namespace; the rest of dpscope never does.
-  std::thread worker([&] {
-    if (setns(nsfd.get(), CLONE_NEWNET) != 0) {
-      int err = errno;
-      result.unavailable.push_back({"ebpf.attachments.tc", "setns into " + path + " failed", err,
-                                    err == EPERM ? "needs CAP_SYS_ADMIN: run as root" : ""});
-      return;
-    }
-    read_interfaces(result);
-  });
-  worker.join();
+  if (const int err = run_in_namespace(nsfd, CLONE_NEWNET, [&] { read_interfaces(result); })) {
+    result.unavailable.push_back({"ebpf.attachments.tc", netns_enter_failure(netns, err), err, kNetnsEnterHint});
+  }
   return result;
 }
 

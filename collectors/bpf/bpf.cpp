@@ -21,7 +21,7 @@
 #include <unordered_map>
 
 #include "collectors/bpf/attach.h"
-#include "collectors/bpf/lb.h"
+#include "decoders/service_maps.h"
 #include "collectors/bpf/map_read.h"
 #include "util/fd.h"
 

@@ -1,12 +1,14 @@
 // Reading a map's entries from user space: batch lookups where the kernel has
 // them, key iteration otherwise. Used to count entries and to feed the
-// Cilium/Calico service-map decoders. Never writes to the map.
+// Cilium/Calico service-map decoders (decoders/service_maps.h). Never writes to the map.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "decoders/map_entries.h"
 
 namespace dpscope::bpf {
 
@@ -15,18 +17,6 @@ struct MapShape {
   uint32_t key_size = 0;
   uint32_t value_size = 0;
   uint32_t max_entries = 0;
-};
-
-struct MapEntries {
-  uint32_t key_size = 0;
-  uint32_t value_stride = 0;  // bytes per element in `values` (per-CPU maps: all CPUs)
-  std::vector<uint8_t> keys;   // count * key_size (empty when only counting)
-  std::vector<uint8_t> values; // count * value_stride (empty when only counting)
-  uint64_t count = 0;
-  bool complete = false;       // false: see `note`
-  std::string note;            // why the entries were not (all) read
-  const uint8_t* key(size_t i) const { return keys.data() + i * key_size; }
-  const uint8_t* value(size_t i) const { return values.data() + i * value_stride; }
 };
 
 struct ReadLimits {

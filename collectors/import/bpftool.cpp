@@ -6,7 +6,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "collectors/bpf/lb.h"
+#include "decoders/service_maps.h"
 #include "collectors/import/import.h"
 #include "model/json.h"
 #include "model/json_input.h"

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collectors/bpf/map_read.h"
+#include "decoders/map_entries.h"
 #include "model/snapshot.h"
 
 namespace dpscope::importer {

@@ -13,7 +13,7 @@
 #include <unordered_map>
 
 #include "collectors/import/import.h"
-#include "collectors/import/nft_json_text.h"
+#include "decoders/nft_json_text.h"
 #include "model/iptables.h"
 #include "model/json_input.h"
 #include "util/error.h"
@@ -23,6 +23,10 @@ namespace dpscope::importer {
 namespace {
 
 using nlohmann::json;
+using nft_text::NftElementText;
+using nft_text::NftRuleText;
+using nft_text::nft_rule_text;
+using nft_text::nft_set_element_text;
 using model::Backend;
 
 // nft 1.0.6 prints a statement that has no JSON form (a chain binding, a

@@ -12,15 +12,14 @@
 
 #include <cerrno>
 #include <cstring>
-#include <functional>
 #include <map>
 #include <optional>
-#include <thread>
 #include <vector>
 
-#include "collectors/netfilter/netfilter.h"
 #include "model/ipvs.h"
 #include "util/error.h"
+#include "util/netlink.h"
+#include "util/netns.h"
 
 namespace dpscope::ipvs {
 
@@ -28,47 +27,10 @@ namespace {
 
 constexpr const char* kPermissionHint = "reading IPVS needs CAP_NET_ADMIN (run as root)";
 
-// One netlink socket of `bus`, request/response with libmnl's framing.
-class Socket {
- public:
-  explicit Socket(int bus) : nl_(mnl_socket_open2(bus, SOCK_CLOEXEC)) {
-    if (nl_ == nullptr) throw SystemError("opening a netlink socket", errno);
-    if (mnl_socket_bind(nl_, 0, MNL_SOCKET_AUTOPID) < 0) {
-      const int err = errno;
-      mnl_socket_close(nl_);
-      throw SystemError("binding a netlink socket", err);
-    }
-    portid_ = mnl_socket_get_portid(nl_);
-  }
-  ~Socket() { mnl_socket_close(nl_); }
-  Socket(const Socket&) = delete;
-  Socket& operator=(const Socket&) = delete;
-
-  uint32_t next_seq() { return ++seq_; }
-
-  // Sends `nlh` and runs `cb` on every reply message until the dump ends
-  // (NLMSG_DONE) or the request is acknowledged (NLM_F_ACK). 0, or the errno the kernel (or the socket) gave.
-  int talk(nlmsghdr* nlh, const std::function<int(const nlmsghdr*)>& cb) {
-    if (mnl_socket_sendto(nl_, nlh, nlh->nlmsg_len) < 0) return errno;
-    const uint32_t seq = nlh->nlmsg_seq;
-    std::vector<char> buf(size_t{32} << 10);  // a dump's messages come up to 32 KiB at a time
-    auto trampoline = [](const nlmsghdr* m, void* data) { return (*static_cast<decltype(&cb)>(data))(m); };
-    for (;;) {
-      const ssize_t n = mnl_socket_recvfrom(nl_, buf.data(), buf.size());
-      if (n < 0) return errno == EINTR ? EINTR : errno;
-      const int rc = mnl_cb_run(buf.data(), static_cast<size_t>(n), seq, portid_, trampoline,
-                                const_cast<void*>(static_cast<const void*>(&cb)));
-      if (rc == MNL_CB_STOP) return 0;
-      if (rc == MNL_CB_ERROR) return errno != 0 ? errno : EIO;
-      // A dump ends with NLMSG_DONE, a single request with its ACK: both STOP.
-    }
-  }
-
- private:
-  mnl_socket* nl_;
-  uint32_t portid_ = 0;
-  uint32_t seq_ = 0;
-};
+// Opens `sock` now: a socket that cannot be opened is the section's error.
+void open_socket(netlink::Socket& sock) {
+  if (const int err = sock.open()) throw SystemError("opening a netlink socket", err);
+}
 
 nlmsghdr* genl_request(char* buf, uint16_t family, uint8_t cmd, uint8_t version, bool dump, uint32_t seq) {
   nlmsghdr* nlh = mnl_nlmsg_put_header(buf);
@@ -81,44 +43,13 @@ nlmsghdr* genl_request(char* buf, uint16_t family, uint8_t cmd, uint8_t version,
   return nlh;
 }
 
-// The attributes of one level, by type (the last wins, as the kernel's nla_parse).
-template <size_t N>
-struct Attrs {
-  const nlattr* at[N + 1] = {};
-  const nlattr* operator[](size_t t) const { return t <= N ? at[t] : nullptr; }
-};
-
-// mnl's attribute callback: keeps each attribute of a known type.
-template <size_t N>
-int keep_attr(const nlattr* attr, void* data) {
-  auto* out = static_cast<Attrs<N>*>(data);
-  const uint16_t t = mnl_attr_get_type(attr);
-  if (t <= N) out->at[t] = attr;
-  return MNL_CB_OK;
-}
+using netlink::parse_message;
+using netlink::parse_nested;
 
 template <size_t N>
-Attrs<N> parse_nested(const nlattr* nest) {
-  Attrs<N> a;
-  mnl_attr_parse_nested(nest, keep_attr<N>, &a);
-  return a;
-}
-
-// The attributes of a message after its `offset` bytes of family header.
-template <size_t N>
-Attrs<N> parse_message(const nlmsghdr* m, size_t offset) {
-  Attrs<N> a;
-  mnl_attr_parse(m, static_cast<unsigned>(offset), keep_attr<N>, &a);
-  return a;
-}
-
-template <size_t N>
-Attrs<N> parse_genl(const nlmsghdr* m) {
+netlink::Attrs<N> parse_genl(const nlmsghdr* m) {
   return parse_message<N>(m, sizeof(genlmsghdr));
 }
-
-uint32_t u32_of(const nlattr* a) { return a != nullptr && mnl_attr_get_payload_len(a) >= 4 ? mnl_attr_get_u32(a) : 0; }
-uint16_t u16_of(const nlattr* a) { return a != nullptr && mnl_attr_get_payload_len(a) >= 2 ? mnl_attr_get_u16(a) : 0; }
 
 std::string address_of(const nlattr* a, uint16_t af) {
   if (a == nullptr) return {};
@@ -132,14 +63,14 @@ std::string address_of(const nlattr* a, uint16_t af) {
 // The IPVS family's id from a dump of every registered family; 0 when the
 // kernel has none (ip_vs not loaded). A by-name CTRL_CMD_GETFAMILY would
 // autoload the module.
-uint16_t ipvs_family_id(Socket& genl) {
+uint16_t ipvs_family_id(netlink::Socket& genl) {
   char buf[MNL_SOCKET_BUFFER_SIZE];
   nlmsghdr* nlh = genl_request(buf, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1, true, genl.next_seq());
   uint16_t id = 0;
   const int err = genl.talk(nlh, [&](const nlmsghdr* m) {
     const auto a = parse_genl<CTRL_ATTR_MAX>(m);
     const nlattr* name = a[CTRL_ATTR_FAMILY_NAME];
-    if (name != nullptr && std::strcmp(mnl_attr_get_str(name), IPVS_GENL_NAME) == 0) id = u16_of(a[CTRL_ATTR_FAMILY_ID]);
+    if (name != nullptr && std::strcmp(mnl_attr_get_str(name), IPVS_GENL_NAME) == 0) id = netlink::u16(a[CTRL_ATTR_FAMILY_ID]);
     return MNL_CB_OK;
   });
   if (err != 0) throw SystemError("listing generic netlink families (CTRL_CMD_GETFAMILY dump)", err);
@@ -196,16 +127,16 @@ struct RawService {
 RawService decode_service(const nlattr* nest) {
   const auto a = parse_nested<IPVS_SVC_ATTR_MAX>(nest);
   RawService r;
-  r.af = u16_of(a[IPVS_SVC_ATTR_AF]);
+  r.af = netlink::u16(a[IPVS_SVC_ATTR_AF]);
   auto& s = r.service;
   s.family = r.af == AF_INET6 ? "inet6" : "inet";
   s.scheduler = a[IPVS_SVC_ATTR_SCHED_NAME] ? mnl_attr_get_str(a[IPVS_SVC_ATTR_SCHED_NAME]) : "";
-  r.fwmark = u32_of(a[IPVS_SVC_ATTR_FWMARK]);
+  r.fwmark = netlink::u32(a[IPVS_SVC_ATTR_FWMARK]);
   if (r.fwmark != 0) {
     s.fwmark = r.fwmark;
   } else {
-    r.protocol = u16_of(a[IPVS_SVC_ATTR_PROTOCOL]);
-    r.port = u16_of(a[IPVS_SVC_ATTR_PORT]);
+    r.protocol = netlink::u16(a[IPVS_SVC_ATTR_PROTOCOL]);
+    r.port = netlink::u16(a[IPVS_SVC_ATTR_PORT]);
     s.protocol = protocol_name(r.protocol);
     s.address = address_of(a[IPVS_SVC_ATTR_ADDR], r.af);
     s.port = ntohs(r.port);
@@ -220,8 +151,8 @@ RawService decode_service(const nlattr* nest) {
   }
   add_flags(s, flags);
   if (flags & IP_VS_SVC_F_PERSISTENT) {
-    s.persistence_timeout = u32_of(a[IPVS_SVC_ATTR_TIMEOUT]);
-    const uint32_t mask = u32_of(a[IPVS_SVC_ATTR_NETMASK]);
+    s.persistence_timeout = netlink::u32(a[IPVS_SVC_ATTR_TIMEOUT]);
+    const uint32_t mask = netlink::u32(a[IPVS_SVC_ATTR_NETMASK]);
     // ipvsadm -M: a dotted mask unless /32, a prefix length unless /128.
     if (r.af == AF_INET6) {
       if (mask != 128) s.persistence_netmask = std::to_string(mask);
@@ -240,31 +171,31 @@ model::IpvsDestination decode_destination(const nlattr* nest, uint16_t service_a
   model::IpvsDestination d;
   // A destination may be of the other family (IPv6 real servers of an IPv4
   // service, kernels >= 4.x): IPVS_DEST_ATTR_ADDR_FAMILY says which.
-  const uint16_t af = a[IPVS_DEST_ATTR_ADDR_FAMILY] ? u16_of(a[IPVS_DEST_ATTR_ADDR_FAMILY]) : service_af;
+  const uint16_t af = a[IPVS_DEST_ATTR_ADDR_FAMILY] ? netlink::u16(a[IPVS_DEST_ATTR_ADDR_FAMILY]) : service_af;
   d.address = address_of(a[IPVS_DEST_ATTR_ADDR], af);
-  d.port = ntohs(u16_of(a[IPVS_DEST_ATTR_PORT]));
-  const uint32_t method = u32_of(a[IPVS_DEST_ATTR_FWD_METHOD]);
+  d.port = ntohs(netlink::u16(a[IPVS_DEST_ATTR_PORT]));
+  const uint32_t method = netlink::u32(a[IPVS_DEST_ATTR_FWD_METHOD]);
   d.forward = forward_name(method);
-  d.weight = u32_of(a[IPVS_DEST_ATTR_WEIGHT]);
-  d.upper_threshold = u32_of(a[IPVS_DEST_ATTR_U_THRESH]);
-  d.lower_threshold = u32_of(a[IPVS_DEST_ATTR_L_THRESH]);
+  d.weight = netlink::u32(a[IPVS_DEST_ATTR_WEIGHT]);
+  d.upper_threshold = netlink::u32(a[IPVS_DEST_ATTR_U_THRESH]);
+  d.lower_threshold = netlink::u32(a[IPVS_DEST_ATTR_L_THRESH]);
   if ((method & IP_VS_CONN_F_FWD_MASK) == IP_VS_CONN_F_TUNNEL && a[IPVS_DEST_ATTR_TUN_TYPE]) {
     d.tunnel_type = tunnel_type_name(mnl_attr_get_u8(a[IPVS_DEST_ATTR_TUN_TYPE]));
   }
-  d.active_conns = u32_of(a[IPVS_DEST_ATTR_ACTIVE_CONNS]);
-  d.inactive_conns = u32_of(a[IPVS_DEST_ATTR_INACT_CONNS]);
-  d.persistent_conns = u32_of(a[IPVS_DEST_ATTR_PERSIST_CONNS]);
+  d.active_conns = netlink::u32(a[IPVS_DEST_ATTR_ACTIVE_CONNS]);
+  d.inactive_conns = netlink::u32(a[IPVS_DEST_ATTR_INACT_CONNS]);
+  d.persistent_conns = netlink::u32(a[IPVS_DEST_ATTR_PERSIST_CONNS]);
   return d;
 }
 
-void read_ipvs(Socket& genl, uint16_t family, model::Ipvs& out) {
+void read_ipvs(netlink::Socket& genl, uint16_t family, model::Ipvs& out) {
   char buf[MNL_SOCKET_BUFFER_SIZE];
   nlmsghdr* nlh = genl_request(buf, family, IPVS_CMD_GET_INFO, IPVS_GENL_VERSION, false, genl.next_seq());
   int err = genl.talk(nlh, [&](const nlmsghdr* m) {
     const auto a = parse_genl<IPVS_INFO_ATTR_MAX>(m);
-    const uint32_t v = u32_of(a[IPVS_INFO_ATTR_VERSION]);  // NVERSION(major, minor, patch)
+    const uint32_t v = netlink::u32(a[IPVS_INFO_ATTR_VERSION]);  // NVERSION(major, minor, patch)
     out.version = std::to_string(v >> 16) + "." + std::to_string((v >> 8) & 0xff) + "." + std::to_string(v & 0xff);
-    out.conn_table_size = u32_of(a[IPVS_INFO_ATTR_CONN_TAB_SIZE]);
+    out.conn_table_size = netlink::u32(a[IPVS_INFO_ATTR_CONN_TAB_SIZE]);
     return MNL_CB_OK;
   });
   if (err != 0) throw SystemError("IPVS_CMD_GET_INFO", err, err == EPERM ? kPermissionHint : "");
@@ -306,7 +237,8 @@ void read_ipvs(Socket& genl, uint16_t family, model::Ipvs& out) {
 
 // The addresses of kube-ipvs0 / kube-dummy-if, as `ip -o addr` lists them.
 std::vector<model::IpvsInterfaceAddress> read_dummy_addresses() {
-  Socket rt(NETLINK_ROUTE);
+  netlink::Socket rt(NETLINK_ROUTE);
+  open_socket(rt);
   char buf[MNL_SOCKET_BUFFER_SIZE];
   std::map<int, std::string> dummies;  // ifindex -> name
   nlmsghdr* nlh = mnl_nlmsg_put_header(buf);
@@ -351,7 +283,8 @@ model::Ipvs read_here() {
   model::Ipvs out;
   out.collected = true;
   out.interface_addresses = read_dummy_addresses();
-  Socket genl(NETLINK_GENERIC);
+  netlink::Socket genl(NETLINK_GENERIC);
+  open_socket(genl);
   const uint16_t family = ipvs_family_id(genl);
   if (family == 0) {
     out.loaded = false;
@@ -368,23 +301,17 @@ model::Ipvs read_here() {
 
 void collect(model::Snapshot& snapshot, const std::string& netns) {
   UniqueFd ns;
-  if (!netns.empty()) ns = netfilter::open_netns(netns);
+  if (!netns.empty()) ns = open_netns(netns);
   std::optional<model::Ipvs> read;
   std::optional<model::Unavailable> failed;
-  std::thread worker([&] {
-    if (ns && setns(ns.get(), CLONE_NEWNET) < 0) {
-      const int err = errno;
-      failed = model::Unavailable{"ipvs", "cannot enter network namespace " + netns + ": " + std::strerror(err), err,
-                                  "entering a network namespace needs CAP_SYS_ADMIN"};
-      return;
-    }
+  const int err = run_in_namespace(ns, CLONE_NEWNET, [&] {
     try {
       read = read_here();
     } catch (const SystemError& e) {
       failed = model::Unavailable{"ipvs", e.what(), e.err(), e.hint().empty() ? kPermissionHint : e.hint()};
     }
   });
-  worker.join();
+  if (err != 0) failed = model::Unavailable{"ipvs", netns_enter_failure(netns, err), err, kNetnsEnterHint};
   if (failed) {
     snapshot.unavailable.push_back(*failed);
     return;

@@ -13,10 +13,9 @@ extern "C" {
 #include <cstring>
 #include <filesystem>
 #include <mutex>
-#include <thread>
 
-#include "collectors/netfilter/netfilter.h"
 #include "util/error.h"
+#include "util/netns.h"
 
 namespace dpscope::netfilter {
 
@@ -116,19 +115,8 @@ void collect_ipsets(model::Snapshot& snapshot, const std::string& netns) {
   UniqueFd ns;
   if (!netns.empty()) ns = open_netns(netns);
   Output out;
-  std::string setns_error;
-  int setns_errno = 0;
-  std::thread worker([&] {
-    if (ns && setns(ns.get(), CLONE_NEWNET) < 0) {
-      setns_errno = errno;
-      setns_error = "cannot enter network namespace " + netns + ": " + std::strerror(setns_errno);
-      return;
-    }
-    out = save_here();
-  });
-  worker.join();
-  if (!setns_error.empty()) {
-    snapshot.unavailable.push_back({"ipsets", setns_error, setns_errno, "entering a network namespace needs CAP_SYS_ADMIN"});
+  if (const int err = run_in_namespace(ns, CLONE_NEWNET, [&] { out = save_here(); })) {
+    snapshot.unavailable.push_back({"ipsets", netns_enter_failure(netns, err), err, kNetnsEnterHint});
     return;
   }
   if (!out.error.empty()) {

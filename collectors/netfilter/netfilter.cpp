@@ -1,18 +1,14 @@
 #include "collectors/netfilter/netfilter.h"
 
-#include <fcntl.h>
-#include <linux/nsfs.h>
 #include <sched.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 
-#include <algorithm>
 #include <cerrno>
-#include <thread>
 
 #include "collectors/netfilter/legacy.h"
 #include "collectors/netfilter/nft_dump.h"
 #include "util/error.h"
+#include "util/netns.h"
 
 namespace dpscope::netfilter {
 
@@ -68,47 +64,18 @@ void collect_here(const Options& options, Outcome& out) {
 
 }  // namespace
 
-UniqueFd open_netns(const std::string& spec) {
-  std::string path;
-  if (!spec.empty() && std::all_of(spec.begin(), spec.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    path = "/proc/" + spec + "/ns/net";
-  } else if (spec.find('/') != std::string::npos) {
-    path = spec;
-  } else {
-    path = "/run/netns/" + spec;
-  }
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) {
-    throw UsageError("--netns " + spec + ": cannot open " + path + ": " + std::strerror(errno) +
-                     (errno == ENOENT ? " (no such network namespace; see `ip netns list`)" : ""));
-  }
-  const int type = ioctl(fd.get(), NS_GET_NSTYPE);
-  if (type >= 0 && type != CLONE_NEWNET) throw UsageError("--netns " + spec + ": " + path + " is not a network namespace");
-  if (type < 0 && errno == ENOTTY) throw UsageError("--netns " + spec + ": " + path + " is not a namespace file");
-  return fd;
-}
-
 void collect(model::Snapshot& snapshot, const Options& options) {
   UniqueFd ns;
   if (!options.netns.empty()) ns = open_netns(options.netns);
   Outcome out;
-  // A dedicated thread enters the namespace; its sockets (and the worker
-  // threads it starts) stay there, and it simply ends instead of switching back.
-  std::thread worker([&] {
-    if (ns && setns(ns.get(), CLONE_NEWNET) < 0) {
-      const int err = errno;
-      out.setns_failed = model::Unavailable{
-          "netfilter", "cannot enter network namespace " + options.netns + ": " + std::strerror(err), err,
-          "entering a network namespace needs CAP_SYS_ADMIN: run as root"};
-      return;
-    }
+  const int err = run_in_namespace(ns, CLONE_NEWNET, [&] {
     try {
       collect_here(options, out);
     } catch (const std::exception& e) {
       out.nft_failed = model::Unavailable{"netfilter", std::string("internal error: ") + e.what(), 0, ""};
     }
   });
-  worker.join();
+  if (err != 0) out.setns_failed = model::Unavailable{"netfilter", netns_enter_failure(options.netns, err), err, kNetnsEnterHint};
 
   auto& nf = snapshot.netfilter;
   if (out.setns_failed) {

@@ -8,7 +8,6 @@
 
 #include "model/snapshot.h"
 #include "model/snapshot_writer.h"
-#include "util/fd.h"
 
 namespace dpscope::netfilter {
 
@@ -37,14 +36,9 @@ struct Options {
 };
 
 // Collects the netfilter section in the namespace of `options.netns`. The
-// work runs on a dedicated thread that setns()s; the caller's thread never
+// work runs on a thread inside it (util/netns.h); the caller's thread never
 // changes namespace. Throws UsageError when the namespace does not exist.
 void collect(model::Snapshot& snapshot, const Options& options);
-
-// Opens a network namespace given as a name (/run/netns/NAME), a path or a
-// PID (/proc/PID/ns/net). Throws UsageError when it does not exist or is not a
-// network namespace.
-UniqueFd open_netns(const std::string& spec);
 
 // "" when iptables rules get their iptables-save text (libxtables and its
 // extension objects load), else why not: the rules then keep their fields only.

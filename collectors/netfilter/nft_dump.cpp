@@ -32,95 +32,27 @@
 
 #include "collectors/netfilter/nft_native.h"
 #include "collectors/netfilter/nft_rule.h"
-#include "collectors/import/nft_json_text.h"
+#include "decoders/nft_json_text.h"
 #include "collectors/netfilter/nft_elements.h"
 #include "collectors/netfilter/nft_objects.h"
 #include "collectors/netfilter/nft_typeof.h"
 #include "model/iptables.h"
 #include "util/error.h"
+#include "util/netlink.h"
 
 namespace dpscope::netfilter {
 
 namespace {
 
 constexpr int kMaxAttempts = 20;
-// nftables' NFT_NLMSG_MAXSIZE: the largest nf_tables message is a bit above 64 KiB.
-const size_t kRecvBufferSize = 65536 + static_cast<size_t>(sysconf(_SC_PAGESIZE));
 constexpr const char* kNftPermissionHint =
     "reading nf_tables needs CAP_NET_ADMIN in the namespace's user namespace: run as root";
-
-// One netlink socket and its receive buffer; one per thread.
-class NlSocket {
- public:
-  NlSocket() : buf_(kRecvBufferSize) {}
-  ~NlSocket() { close(); }
-  NlSocket(const NlSocket&) = delete;
-  NlSocket& operator=(const NlSocket&) = delete;
-
-  // 0 or errno.
-  int open() {
-    close();
-    nl_ = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
-    if (nl_ == nullptr) return errno;
-    if (mnl_socket_bind(nl_, 0, MNL_SOCKET_AUTOPID) < 0) {
-      const int err = errno;
-      close();
-      return err;
-    }
-    portid_ = mnl_socket_get_portid(nl_);
-    return 0;
-  }
-
-  uint32_t next_seq() { return ++seq_; }
-
-  // Sends `req` and feeds every reply message to `on_msg` (returning MNL_CB_OK
-  // to go on, MNL_CB_STOP to end). 0 or errno; EINTR means the dump was
-  // interrupted (NLM_F_DUMP_INTR). After an error the socket is reopened,
-  // since the rest of an aborted dump may still be queued on it.
-  template <typename F>
-  int talk(nlmsghdr* req, F&& on_msg) {
-    if (nl_ == nullptr) {
-      if (const int err = open()) return err;
-    }
-    auto trampoline = [](const nlmsghdr* nlh, void* data) -> int { return (*static_cast<F*>(data))(nlh); };
-    int err = 0;
-    if (mnl_socket_sendto(nl_, req, req->nlmsg_len) < 0) {
-      err = errno;
-    } else {
-      for (;;) {
-        const ssize_t n = mnl_socket_recvfrom(nl_, buf_.data(), buf_.size());
-        if (n < 0) {
-          err = errno;
-          break;
-        }
-        const int ret = mnl_cb_run(buf_.data(), n, req->nlmsg_seq, portid_, trampoline, &on_msg);
-        if (ret < 0) {
-          err = errno ? errno : EPROTO;
-          break;
-        }
-        if (ret == MNL_CB_STOP) break;
-      }
-    }
-    if (err != 0) close();
-    return err;
-  }
-
- private:
-  void close() {
-    if (nl_ != nullptr) mnl_socket_close(nl_);
-    nl_ = nullptr;
-  }
-  mnl_socket* nl_ = nullptr;
-  uint32_t portid_ = 0;
-  uint32_t seq_ = static_cast<uint32_t>(time(nullptr));
-  std::vector<char> buf_;
-};
 
 uint16_t res_id(const nlmsghdr* nlh) {
   return ntohs(static_cast<const nfgenmsg*>(mnl_nlmsg_get_payload(nlh))->res_id);
 }
 
-int read_generation(NlSocket& sock, uint32_t& gen) {
+int read_generation(netlink::Socket& sock, uint32_t& gen) {
   char req[MNL_SOCKET_BUFFER_SIZE];
   nlmsghdr* nlh = nftnl_nlmsg_build_hdr(req, NFT_MSG_GETGEN, AF_UNSPEC, 0, sock.next_seq());
   bool got = false;
@@ -215,7 +147,7 @@ std::string chain_udata_comment(const void* data, uint32_t len, uint8_t comment_
   return out;
 }
 
-int dump_tables(NlSocket& sock, Attempt& a) {
+int dump_tables(netlink::Socket& sock, Attempt& a) {
   char req[MNL_SOCKET_BUFFER_SIZE];
   nlmsghdr* nlh = nftnl_nlmsg_build_hdr(req, NFT_MSG_GETTABLE, NFPROTO_UNSPEC, NLM_F_DUMP, sock.next_seq());
   return sock.talk(nlh, [&](const nlmsghdr* m) {
@@ -250,7 +182,7 @@ int dump_tables(NlSocket& sock, Attempt& a) {
   });
 }
 
-int dump_chains(NlSocket& sock, Attempt& a, const std::map<std::pair<uint8_t, std::string>, size_t>& table_index) {
+int dump_chains(netlink::Socket& sock, Attempt& a, const std::map<std::pair<uint8_t, std::string>, size_t>& table_index) {
   size_t chains = 0;  // at most the tables' use counts (dump_tables reserved each table's)
   for (auto& t : a.tables) {
     t.chains.reserve(t.table.chains.capacity());
@@ -349,7 +281,7 @@ std::string set_statements(nftnl_set* s, uint8_t family) {
       text = "counter";
     } else {
       if (stmt.contains("quota")) stmt["quota"].erase("used"), stmt["quota"].erase("used_unit");
-      const importer::NftRuleText t = importer::nft_rule_text(nlohmann::json::array({stmt}), nft_family_name(family), "");
+      const nft_text::NftRuleText t = nft_text::nft_rule_text(nlohmann::json::array({stmt}), nft_family_name(family), "");
       if (!t.unknown.empty()) nftval::unknown(t.unknown);
       text = t.text;
     }
@@ -420,7 +352,7 @@ model::NftSetDeclaration set_declaration(nftnl_set* s, uint8_t family) {
   return d;
 }
 
-int dump_sets(NlSocket& sock, Attempt& a, const std::map<std::pair<uint8_t, std::string>, size_t>& table_index,
+int dump_sets(netlink::Socket& sock, Attempt& a, const std::map<std::pair<uint8_t, std::string>, size_t>& table_index,
               bool all_elements) {
   char req[MNL_SOCKET_BUFFER_SIZE];
   nlmsghdr* nlh = nftnl_nlmsg_build_hdr(req, NFT_MSG_GETSET, NFPROTO_UNSPEC, NLM_F_DUMP, sock.next_seq());
@@ -496,7 +428,7 @@ int dump_sets(NlSocket& sock, Attempt& a, const std::map<std::pair<uint8_t, std:
 
 // The tables' stateful objects (counter, quota, limit, ct helper, ...) and
 // flowtables: a dump each, listed in the kernel's order.
-int dump_objects(NlSocket& sock, Attempt& a, const std::map<std::pair<uint8_t, std::string>, size_t>& table_index) {
+int dump_objects(netlink::Socket& sock, Attempt& a, const std::map<std::pair<uint8_t, std::string>, size_t>& table_index) {
   char req[MNL_SOCKET_BUFFER_SIZE];
   nlmsghdr* nlh = nftnl_nlmsg_build_hdr(req, NFT_MSG_GETOBJ, NFPROTO_UNSPEC, NLM_F_DUMP, sock.next_seq());
   return sock.talk(nlh, [&](const nlmsghdr* m) {
@@ -514,7 +446,7 @@ int dump_objects(NlSocket& sock, Attempt& a, const std::map<std::pair<uint8_t, s
   });
 }
 
-int dump_flowtables(NlSocket& sock, Attempt& a,
+int dump_flowtables(netlink::Socket& sock, Attempt& a,
                     const std::map<std::pair<uint8_t, std::string>, size_t>& table_index) {
   char req[MNL_SOCKET_BUFFER_SIZE];
   nlmsghdr* nlh = nftnl_nlmsg_build_hdr(req, NFT_MSG_GETFLOWTABLE, NFPROTO_UNSPEC, NLM_F_DUMP, sock.next_seq());
@@ -535,7 +467,7 @@ int dump_flowtables(NlSocket& sock, Attempt& a,
 
 // `unlisted`: set when an iptables-nft table's rule is one iptables-nft
 // cannot list (nft_rule.h decode_nft_rule); the table is then read again as native.
-int dump_rules(NlSocket& sock, Attempt& a, ChainInfo& info, bool iptables, const Options& options,
+int dump_rules(netlink::Socket& sock, Attempt& a, ChainInfo& info, bool iptables, const Options& options,
                const TableSets* sets, std::atomic<bool>* unlisted, const ChainBindings* bindings) {
   model::Chain& chain = a.chain(info);
   const std::string& table = a.tables[info.table].table.name;
@@ -683,7 +615,7 @@ void record_elements(SetInfo& info) {
     // The print form of an integer, which nft -j's type name leaves open.
     auto print_name = [](const KeyField& f, const std::string& name) {
       if (f.type != nftval::kInteger) return name;
-      return std::string(f.hex ? importer::kIntegerHex : importer::kIntegerDecimal);
+      return std::string(f.hex ? nft_text::kIntegerHex : nft_text::kIntegerDecimal);
     };
     std::vector<std::string> key_names;
     for (size_t i = 0; i < key.size() && i < set.key_type.size(); ++i) key_names.push_back(print_name(key[i], set.key_type[i]));
@@ -692,7 +624,7 @@ void record_elements(SetInfo& info) {
     const nlohmann::json elements = set_elements_json(info.shape, key);
     set.elements.reserve(elements.size());
     for (const auto& e : elements) {
-      importer::NftElementText t = importer::nft_set_element_text(e, key_names, data_name);
+      nft_text::NftElementText t = nft_text::nft_set_element_text(e, key_names, data_name);
       if (!t.unknown.empty()) {
         why = t.unknown;
         break;
@@ -758,7 +690,7 @@ bool element_given_twice(const std::vector<RawSetElement>& elements) {
 // service-ips read right after nft -f: 5,935 elements, 5,259 keys. The count
 // stays right, so a key given twice is what tells; the set is read again,
 // and the whole ruleset when that does not settle.
-int dump_elements(NlSocket& sock, Attempt& a, SetInfo& info) {
+int dump_elements(netlink::Socket& sock, Attempt& a, SetInfo& info) {
   static constexpr int kReads = 4;
   for (int read = 1;; ++read) {
     std::unique_ptr<nftnl_set, decltype(&nftnl_set_free)> s(nftnl_set_alloc(), nftnl_set_free);
@@ -829,7 +761,7 @@ void dump_contents(Attempt& a, const Options& options, std::vector<bool>& iptabl
   auto run = [&](size_t jobs, auto&& job) {
     std::atomic<size_t> next{0};
     auto work = [&] {
-      NlSocket sock;
+      netlink::Socket sock(NETLINK_NETFILTER);
       if (const int err = sock.open()) {
         a.fail(err);
         return;
@@ -845,7 +777,7 @@ void dump_contents(Attempt& a, const Options& options, std::vector<bool>& iptabl
     work();
     for (auto& t : threads) t.join();
   };
-  run(a.sets.size(), [&](NlSocket& sock, size_t i) {
+  run(a.sets.size(), [&](netlink::Socket& sock, size_t i) {
     SetInfo& s = a.sets[i];
     return s.read_elements ? dump_elements(sock, a, s) : 0;
   });
@@ -865,7 +797,7 @@ void dump_contents(Attempt& a, const Options& options, std::vector<bool>& iptabl
   std::vector<std::atomic<bool>> unlisted(a.tables.size());
   Options in_memory = options;
   in_memory.spool = nullptr;  // their text is read back here
-  run(binding.size(), [&](NlSocket& sock, size_t i) {
+  run(binding.size(), [&](netlink::Socket& sock, size_t i) {
     ChainInfo& c = a.chains[binding[i]];
     return dump_rules(sock, a, c, iptables_table[c.table], in_memory, &table_sets[c.table], &unlisted[c.table],
                       &table_bindings[c.table]);
@@ -882,7 +814,7 @@ void dump_contents(Attempt& a, const Options& options, std::vector<bool>& iptabl
       }
     }
   }
-  run(unbound.size(), [&](NlSocket& sock, size_t i) {
+  run(unbound.size(), [&](netlink::Socket& sock, size_t i) {
     ChainInfo& c = a.chains[unbound[i]];
     return dump_rules(sock, a, c, iptables_table[c.table], options, &table_sets[c.table], &unlisted[c.table],
                       &table_bindings[c.table]);
@@ -901,7 +833,7 @@ void dump_contents(Attempt& a, const Options& options, std::vector<bool>& iptabl
     iptables_table[t] = false;
     a.tables[t].table.backend = model::Backend::Nftables;
   }
-  run(again.size(), [&](NlSocket& sock, size_t i) {
+  run(again.size(), [&](netlink::Socket& sock, size_t i) {
     ChainInfo& c = a.chains[again[i]];
     return dump_rules(sock, a, c, false, options, &table_sets[c.table], nullptr, &table_bindings[c.table]);
   });
@@ -959,7 +891,7 @@ NftDump dump_nftables(const Options& options) {
     out.loaded = false;
     return out;
   }
-  NlSocket sock;
+  netlink::Socket sock(NETLINK_NETFILTER);
   if (const int err = sock.open()) {
     // EPROTONOSUPPORT: no nfnetlink in this kernel (module not loaded), not a privilege.
     throw SystemError("opening a NETLINK_NETFILTER socket", err,

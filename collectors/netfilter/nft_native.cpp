@@ -12,7 +12,7 @@
 #include <span>
 #include <cstdio>
 
-#include "collectors/import/nft_json_text.h"
+#include "decoders/nft_json_text.h"
 #include "collectors/netfilter/nft_dump.h"
 #include "collectors/netfilter/nft_values.h"
 #include "collectors/netfilter/nl_attr.h"
@@ -1462,7 +1462,7 @@ class Decoder {
     if (statement.is_string()) {
       text = statement.get<std::string>();
     } else {
-      const importer::NftRuleText t = importer::nft_rule_text(json::array({statement}), nft_family_name(family_), "");
+      const nft_text::NftRuleText t = nft_text::nft_rule_text(json::array({statement}), nft_family_name(family_), "");
       if (!t.unknown.empty()) unknown("a set statement: " + t.unknown);
       text = t.text;
     }
@@ -1485,10 +1485,10 @@ class Decoder {
     const json data = value(f.type, f.order, bytes);
     if (data.is_array()) unknown("a constant map value of several flags");
     const std::string type_name =
-        f.type == kInteger ? (f.hex ? importer::kIntegerHex : importer::kIntegerDecimal) : datatype_name(f.type);
-    const importer::NftElementText v = importer::nft_set_element_text(json::array({0, data}), {importer::kIntegerDecimal}, type_name);
+        f.type == kInteger ? (f.hex ? nft_text::kIntegerHex : nft_text::kIntegerDecimal) : datatype_name(f.type);
+    const nft_text::NftElementText v = nft_text::nft_set_element_text(json::array({0, data}), {nft_text::kIntegerDecimal}, type_name);
     if (!v.unknown.empty()) unknown("a constant map value: " + v.unknown);
-    const importer::NftRuleText t = importer::nft_rule_text(json::array({{{"set", set_body}}}), nft_family_name(family_), "");
+    const nft_text::NftRuleText t = nft_text::nft_rule_text(json::array({{{"set", set_body}}}), nft_family_name(family_), "");
     if (!t.unknown.empty()) unknown("a map statement: " + t.unknown);
     if (t.text.size() < 2 || t.text.compare(t.text.size() - 2, 2, " }") != 0) unknown("a map statement of an unknown text");
     return t.text.substr(0, t.text.size() - 2) + " : " + v.value + " }";

@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collectors/import/nft_json_text.h"
+#include "decoders/nft_json_text.h"
 #include "collectors/netfilter/nft_dump.h"
 #include "collectors/netfilter/nl_attr.h"
 #include "collectors/netfilter/xt.h"
@@ -673,9 +673,7 @@ std::string udata_comment(const nlattr* a) {
 }
 
 AttrTable rule_attrs(const nlmsghdr* nlh) {
-  AttrTable tb{};
-  mnl_attr_parse(nlh, sizeof(nfgenmsg), store_attr, &tb);
-  return tb;
+  return netlink::parse_message<kMaxAttr - 1>(nlh, sizeof(nfgenmsg));
 }
 
 // A native rule without text: raw is this, the reason, "): " and libnftnl's text.
@@ -735,7 +733,7 @@ model::Rule decode_nft_rule(const nlmsghdr* nlh, const RuleDecodeOptions& option
     const NativeStatements st = native_statements(tb[NFTA_RULE_EXPRESSIONS], options.family, *options.sets, options.bindings);
     std::string why = st.unknown;
     if (why.empty()) {
-      importer::NftRuleText t = importer::nft_rule_text(st.statements, nft_family_name(options.family), comment);
+      nft_text::NftRuleText t = nft_text::nft_rule_text(st.statements, nft_family_name(options.family), comment);
       rule.text = std::move(t.text);
       why = std::move(t.unknown);
     }

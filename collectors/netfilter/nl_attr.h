@@ -1,43 +1,27 @@
-// Reading nf_tables netlink attributes with libmnl: the few helpers both rule
-// decoders (nft_rule.cpp, nft_native.cpp) use.
+// nf_tables' own attribute shapes (nft_data, verdicts, a rule's expressions)
+// over util/netlink.h: the few helpers both rule decoders (nft_rule.cpp,
+// nft_native.cpp) use.
 #pragma once
 
-#include <arpa/inet.h>
-#include <endian.h>
 #include <libmnl/libmnl.h>
 #include <linux/netfilter/nf_tables.h>
 
-#include <array>
-#include <cstring>
 #include <string>
 #include <string_view>
 
+#include "util/netlink.h"
+
 namespace dpscope::netfilter::nla {
 
+// nf_tables attributes by type, 0..31 (util/netlink.h reads them).
 constexpr int kMaxAttr = 32;
-using AttrTable = std::array<const nlattr*, kMaxAttr>;
+using AttrTable = netlink::Attrs<kMaxAttr - 1>;
 
-inline int store_attr(const nlattr* attr, void* data) {
-  auto* tb = static_cast<AttrTable*>(data);
-  const int type = mnl_attr_get_type(attr);
-  if (type >= 0 && type < kMaxAttr) (*tb)[type] = attr;
-  return MNL_CB_OK;
-}
+inline AttrTable parse_nested(const nlattr* nest) { return netlink::parse_nested<kMaxAttr - 1>(nest); }
 
-inline AttrTable parse_nested(const nlattr* nest) {
-  AttrTable tb{};
-  if (nest != nullptr) mnl_attr_parse_nested(nest, store_attr, &tb);
-  return tb;
-}
-
-inline uint32_t be32(const nlattr* a) { return a ? ntohl(mnl_attr_get_u32(a)) : 0; }
-inline uint64_t be64(const nlattr* a) { return a ? be64toh(mnl_attr_get_u64(a)) : 0; }
-
-inline std::string_view str(const nlattr* a) {
-  if (a == nullptr) return {};
-  const char* s = static_cast<const char*>(mnl_attr_get_payload(a));
-  return std::string_view(s, strnlen(s, mnl_attr_get_payload_len(a)));
-}
+using netlink::be32;
+using netlink::be64;
+using netlink::str;
 
 // NFTA_DATA_VALUE bytes of a nested nft_data attribute.
 inline std::string_view data_value(const nlattr* nest) {
@@ -67,14 +51,10 @@ inline Verdict data_verdict(const nlattr* nest) {
 // Calls f(name, data attributes) for each expression of NFTA_RULE_EXPRESSIONS.
 template <typename F>
 void for_each_expression(const nlattr* nest, F&& f) {
-  if (nest == nullptr) return;
-  const char* end = static_cast<const char*>(mnl_attr_get_payload(nest)) + mnl_attr_get_payload_len(nest);
-  // mnl_attr_for_each_nested, spelled out: the macro does not compile as C++.
-  for (auto* elem = static_cast<const nlattr*>(mnl_attr_get_payload(nest));
-       mnl_attr_ok(elem, static_cast<int>(end - reinterpret_cast<const char*>(elem))); elem = mnl_attr_next(elem)) {
+  netlink::for_each_nested(nest, [&](const nlattr* elem) {
     const AttrTable et = parse_nested(elem);
     f(str(et[NFTA_EXPR_NAME]), parse_nested(et[NFTA_EXPR_DATA]));
-  }
+  });
 }
 
 }  // namespace dpscope::netfilter::nla

@@ -13,10 +13,11 @@
 #include <map>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include "collectors/proc/agent_table.h"
 #include "collectors/proc/cgroup_path.h"
+#include "util/fd.h"
+#include "util/netns.h"
 
 namespace dpscope::proc {
 
@@ -31,25 +32,23 @@ struct FileRead {
 // A /proc or cgroupfs file (they have no size: read until EOF).
 FileRead read_small(const std::string& path) {
   FileRead r;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
     r.err = errno;
     return r;
   }
   char buf[8192];
   for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       r.err = errno;
-      ::close(fd);
       return r;
     }
     if (n == 0) break;
     r.text.append(buf, static_cast<size_t>(n));
     if (r.text.size() > (4u << 20)) break;  // no file read here is this large; a bound against a strange fs
   }
-  ::close(fd);
   r.ok = true;
   return r;
 }
@@ -188,15 +187,13 @@ std::vector<FileRead> read_cgroup_files(const std::string& proc, const std::vect
     read_all();
     return out;
   }
-  std::thread reader([&] {
-    const int fd = ::open(ns.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || ::setns(fd, CLONE_NEWCGROUP) != 0) {
-      *ns_failure = "entering " + ns + ": " + std::strerror(errno);
-    }
-    if (fd >= 0) ::close(fd);
+  const UniqueFd fd(::open(ns.c_str(), O_RDONLY | O_CLOEXEC));
+  const int err = fd ? run_in_namespace(fd, CLONE_NEWCGROUP, read_all) : errno;
+  if (err != 0) {
+    // Read from our own cgroup namespace instead, and say so.
+    *ns_failure = "entering " + ns + ": " + std::strerror(err);
     read_all();
-  });
-  reader.join();
+  }
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include "analysis/analysis.h"
 #include "analysis/verify.h"
 #include "model/intent.h"
+#include "inputs/inputs.h"
 #include "model/json.h"
 #include "reports/cluster.h"
 #include "reports/comparison.h"
@@ -119,7 +120,7 @@ int run_compare(const CompareArgs& a) {
              : a.services || format == reports::Format::Html ? analysis::rule_detail_for
                                                               : analysis::analyze_rule_detail;
   }
-  std::vector<model::Snapshot> snaps = model::load_snapshots(a.inputs, {detail, warn_on_stderr});
+  std::vector<model::Snapshot> snaps = inputs::load_snapshots(a.inputs, {detail, warn_on_stderr});
   std::vector<reports::SideInput> sides;
   for (size_t i = 0; i < snaps.size(); ++i) {
     sides.push_back({i < a.labels.size() ? a.labels[i] : "", a.inputs[i], &snaps[i]});

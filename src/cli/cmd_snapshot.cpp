@@ -28,6 +28,7 @@
 #include "model/json.h"
 #include "model/snapshot_writer.h"
 #include "util/error.h"
+#include "util/netns.h"
 
 namespace dpscope::cli {
 
@@ -203,7 +204,7 @@ int run_snapshot(const SnapshotSettings& settings) {
                  "namespace): add --host to snapshot the node itself (its bpffs pins, its name)\n";
   }
   // Fail on a missing namespace before any collection starts.
-  if (!nf.netns.empty()) netfilter::open_netns(nf.netns);
+  if (!nf.netns.empty()) open_netns(nf.netns);
 
   PhaseTimer phase;
   // Rules go to a temporary file as they are read (a 20k-service node's rules

@@ -2,9 +2,7 @@
 // Service frontend the cluster asks for, with the endpoints kube-proxy's rules
 // pick for that node? Per node and dataplane; exit 1 on any finding.
 #include <algorithm>
-#include <atomic>
 #include <exception>
-#include <filesystem>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -20,9 +18,9 @@
 #include "cli/width_option.h"
 #include "cli/phase_timer.h"
 #include "model/compression.h"
+#include "inputs/inputs.h"
 #include "model/intent.h"
 #include "model/json.h"
-#include "reports/cluster.h"
 #include "reports/text_width.h"
 #include "reports/verify_render.h"
 #include "util/error.h"
@@ -33,8 +31,6 @@ namespace {
 
 const std::vector<std::string> kVerifyFormats = {"text", "markdown", "json", "csv", "html"};
 
-namespace fs = std::filesystem;
-
 struct VerifyArgs {
   std::vector<std::string> positional;  // INTENT then snapshots / folders
   std::vector<std::string> more_intent;
@@ -43,21 +39,6 @@ struct VerifyArgs {
   std::string output;
   std::optional<size_t> width;
 };
-
-// A folder stands for the node snapshots in it, as compare lists them.
-std::vector<std::string> expand(const std::vector<std::string>& inputs) {
-  std::vector<std::string> out;
-  for (const auto& in : inputs) {
-    std::error_code ec;
-    if (!fs::is_directory(in, ec)) {
-      out.push_back(in);
-      continue;
-    }
-    const auto files = reports::cluster_files(in);
-    out.insert(out.end(), files.begin(), files.end());
-  }
-  return out;
-}
 
 int run_verify(const VerifyArgs& a) {
   if (a.positional.size() < 2 && !(a.more_intent.size() && a.positional.size() >= 1)) {
@@ -76,7 +57,8 @@ int run_verify(const VerifyArgs& a) {
     intent_files.insert(intent_files.begin(), node_inputs.front());
     node_inputs.erase(node_inputs.begin());
   }
-  const std::vector<std::string> paths = expand(node_inputs);
+  // A folder stands for the node snapshots in it, as compare lists them.
+  const std::vector<inputs::InputFile> paths = inputs::expand(node_inputs);
   if (!a.node.empty() && paths.size() != 1) throw UsageError("verify: --node names one node; give one snapshot");
 
   // The intent is read on its own thread while the first snapshots load (a
@@ -100,44 +82,36 @@ int run_verify(const VerifyArgs& a) {
     }
   });
   std::vector<analysis::NodeVerification> results(paths.size());
-  std::vector<std::exception_ptr> errors(paths.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < paths.size();) {
-      try {
-        PhaseTimer node_phase;
-        // The snapshot is dropped once its frontends are read: the comparison's
-        // own objects (every expected frontend) then take its place, not its top.
-        std::string name;
-        analysis::NodeProgramming node;
-        {
-          const model::Snapshot s = model::load_snapshot(paths[i], {analysis::verify_rule_detail, warn_on_stderr});
-          node_phase("load snapshot (worker)");
-          name = a.node.empty() ? analysis::node_name_of(s, paths[i]) : a.node;
-          node = analysis::programming_of(s);
+  std::vector<bool> read;
+  try {
+    read = inputs::read_snapshots(
+        paths, {analysis::verify_rule_detail, warn_on_stderr}, 0, [&](model::Snapshot& s, size_t i) {
+          PhaseTimer node_phase;
+          const std::string& path = paths[i].path;
+          const std::string name = a.node.empty() ? analysis::node_name_of(s, path) : a.node;
+          // The snapshot is dropped once its frontends are read: the comparison's
+          // own objects (every expected frontend) then take its place, not its top.
+          const analysis::NodeProgramming node = analysis::programming_of(s);
+          s = model::Snapshot{};
           node_phase("read its frontends (worker)");
-        }
-        intent_ready.get();
-        node_phase("wait for the intent (worker)");
-        results[i] = analysis::verify_node(*index, node, name, paths[i]);
-        node_phase("verify node (worker)");
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  size_t workers = std::min<size_t>(paths.size(), std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (size_t w = 1; w < workers; ++w) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
+          intent_ready.get();
+          node_phase("wait for the intent (worker)");
+          results[i] = analysis::verify_node(*index, node, name, path);
+          node_phase("verify node (worker)");
+        });
+  } catch (...) {
+    intent_thread.join();
+    intent_ready.get();  // an intent error first: it explains every node's
+    throw;
+  }
   intent_thread.join();
   phase("read and verify");
-  intent_ready.get();  // an intent error first: it explains every node's
-  for (const auto& e : errors) {
-    if (e) std::rethrow_exception(e);
+  intent_ready.get();
+  std::vector<analysis::NodeVerification> verified;
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (read[i]) verified.push_back(std::move(results[i]));
   }
-  const analysis::ClusterVerification c = analysis::summarize(*index, std::move(results));
+  const analysis::ClusterVerification c = analysis::summarize(*index, std::move(verified));
   reports::TextOptions opt;
   opt.width = reports::output_width(a.width, to_stdout(a.output));
   write_report(a.output, reports::render_verify(c, format, opt));

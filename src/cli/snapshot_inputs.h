@@ -13,9 +13,7 @@ namespace dpscope::cli {
 
 // Loads each argument's snapshots in turn, one at a time (a folder of 50 large
 // nodes is never in memory at once), and hands each to `use` with the path it
-// came from. In a folder, a file that is not a node snapshot (a saved report)
-// is skipped with a warning on stderr; a folder without any snapshot, and any
-// error in a file given by name, is an InputError.
+// came from; stray files and errors as inputs::read_snapshots says them.
 void for_each_snapshot(const std::vector<std::string>& args, const model::LoadOptions& options,
                        const std::function<void(model::Snapshot& snapshot, const std::string& path)>& use);
 

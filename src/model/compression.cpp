@@ -391,9 +391,10 @@ void CompressingFile::finish() {
   std::FILE* f = file_;
   file_ = nullptr;
   if (std::fclose(f) != 0 || encoder_->error) {
-    throw std::runtime_error(std::strerror(encoder_->error ? encoder_->error : errno ? errno : EIO));
+    const int err = encoder_->error ? encoder_->error : errno ? errno : EIO;
+    throw SystemError("writing compressed output", err);
   }
-  if (!encoder_->put(nullptr, 0, true)) throw std::runtime_error(std::strerror(encoder_->error));
+  if (!encoder_->put(nullptr, 0, true)) throw SystemError("writing compressed output", encoder_->error ? encoder_->error : EIO);
 }
 
 }  // namespace dpscope::model

@@ -53,10 +53,6 @@ Snapshot from_json(const nlohmann::json& j, const std::string& origin);
 // Reads a snapshot file ("-" = stdin), streaming.
 Snapshot load_snapshot(const std::string& path, const LoadOptions& options = {});
 
-// Reads several, in parallel (one thread per core); in the order given. The
-// first failing path's error is thrown.
-std::vector<Snapshot> load_snapshots(const std::vector<std::string>& paths, const LoadOptions& options = {});
-
 // Writing a snapshot file: model/snapshot_writer.h (streamed, no JSON tree).
 
 // Atomic write used by every command with -o.

@@ -1081,33 +1081,4 @@ Snapshot load_snapshot(const std::string& path, const LoadOptions& options) {
                        options);
 }
 
-std::vector<Snapshot> load_snapshots(const std::vector<std::string>& paths, const LoadOptions& options) {
-  std::vector<std::optional<Snapshot>> loaded(paths.size());
-  std::vector<std::exception_ptr> errors(paths.size());
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i; (i = next++) < paths.size();) {
-      try {
-        loaded[i] = load_snapshot(paths[i], options);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  // stdin cannot be shared; one file needs no thread.
-  const bool stdin_used = std::find(paths.begin(), paths.end(), "-") != paths.end();
-  const size_t threads = stdin_used ? 1 : std::min<size_t>(paths.size(), std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  std::vector<Snapshot> out;
-  out.reserve(paths.size());
-  for (size_t i = 0; i < paths.size(); ++i) {
-    if (errors[i]) std::rethrow_exception(errors[i]);
-    out.push_back(std::move(*loaded[i]));
-  }
-  return out;
-}
-
 }  // namespace dpscope::model

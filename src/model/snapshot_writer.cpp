@@ -154,14 +154,11 @@ class Writer {
   void write_out(std::string_view s) {
     const int fd = ::fileno(out_);
     if (fd < 0) {  // a compressor or a memory stream
-      if (std::fwrite(s.data(), 1, s.size(), out_) != s.size()) throw std::runtime_error(std::strerror(errno));
+      if (std::fwrite(s.data(), 1, s.size(), out_) != s.size()) throw SystemError("writing the snapshot", errno);
       return;
     }
-    if (std::fflush(out_) != 0) throw std::runtime_error(std::strerror(errno));
-    if (const int err = write_all(fd, s.data(), s.size())) {
-      errno = err;  // named by the caller (save_snapshot)
-      throw std::runtime_error(std::strerror(err));
-    }
+    if (std::fflush(out_) != 0) throw SystemError("writing the snapshot", errno);
+    if (const int err = write_all(fd, s.data(), s.size())) throw SystemError("writing the snapshot", err);
   }
   void indent(int level) {
     if (inline_) return;
@@ -895,12 +892,14 @@ void save_snapshot(const Snapshot& s, const std::string& path, const RuleText* r
     if (rule_text) rule_text->check();  // nothing written on bad input
     try {
       write_snapshot(s, stdout, rule_text);
-      if (std::fflush(stdout) != 0) throw std::runtime_error(std::strerror(errno));
+      if (std::fflush(stdout) != 0) throw SystemError("writing the snapshot", errno);
     } catch (const InputError&) {
       throw;
-    } catch (const std::runtime_error&) {
+    } catch (const SystemError& e) {
       // A full or closed stdout is the caller's output, not dpscope's fault: exit 2, errno named.
-      stdout_failed("writing the snapshot to standard output", errno);
+      stdout_failed("writing the snapshot to standard output", e.err());
+    } catch (const std::runtime_error&) {
+      stdout_failed("writing the snapshot to standard output", EIO);
     }
     return;
   }
@@ -921,11 +920,13 @@ void save_snapshot(const Snapshot& s, const std::string& path, const RuleText* r
     std::setvbuf(f.get(), nullptr, _IOFBF, kBuffer);
     try {
       write_snapshot_as(s, f.get(), compression, rule_text);
-      if (std::fclose(f.release()) != 0) throw std::runtime_error(std::strerror(errno));
+      if (std::fclose(f.release()) != 0) throw SystemError("closing the output file", errno);
     } catch (const InputError&) {
       throw;
+    } catch (const SystemError& e) {
+      write_failed(path, e.err());  // errno as it was at the failure, not after the unwinding's destructors
     } catch (const std::runtime_error&) {
-      write_failed(path, errno);
+      write_failed(path, EIO);
     }
     return;
   }
@@ -936,12 +937,14 @@ void save_snapshot(const Snapshot& s, const std::string& path, const RuleText* r
   std::setvbuf(f.get(), nullptr, _IOFBF, kBuffer);
   try {
     write_snapshot_as(s, f.get(), compression, rule_text);
-    if (std::fflush(f.get()) != 0) throw std::runtime_error(std::strerror(errno));
-    if (std::fclose(f.release()) != 0) throw std::runtime_error(std::strerror(errno));
+    if (std::fflush(f.get()) != 0) throw SystemError("writing the output file", errno);
+    if (std::fclose(f.release()) != 0) throw SystemError("closing the output file", errno);
   } catch (const InputError&) {  // bad input found while writing (RuleText): the file is not made
     throw;
+  } catch (const SystemError& e) {
+    write_failed(path, e.err());  // errno as it was at the failure, not after the unwinding's destructors
   } catch (const std::runtime_error&) {
-    write_failed(path, errno);
+    write_failed(path, EIO);
   }
   tmp.commit();  // mode of the file replaced, or 0666 & ~umask
 }

@@ -7,6 +7,7 @@
 #include "analysis/analysis.h"
 #include "analysis/check.h"
 #include "analysis/scale.h"
+#include "inputs/inputs.h"
 #include "model/json.h"
 #include "reports/comparison.h"
 #include "reports/render.h"
@@ -32,7 +33,7 @@ std::string generated_node(TempDir& dir, int services, int endpoints) {
 }
 
 void expect_same_reports(const std::vector<std::string>& paths) {
-  std::vector<model::Snapshot> full, lean = model::load_snapshots(paths, kLean);
+  std::vector<model::Snapshot> full, lean = inputs::load_snapshots(paths, kLean);
   for (const auto& p : paths) full.push_back(model::load_snapshot(p));
   size_t dropped = 0;
   for (const auto& s : lean) {

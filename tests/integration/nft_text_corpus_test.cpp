@@ -16,7 +16,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "collectors/import/nft_json_text.h"
+#include "decoders/nft_json_text.h"
 #include "model/iptables.h"
 #include "model/json.h"
 #include "tests/support/kernel.h"
@@ -194,7 +194,7 @@ TEST(NftTextCorpus, PrintedTextIsNftsOwnAndCoverageHolds) {
       }
       EXPECT_EQ(l->undecoded, l->text.empty()) << name << ": a live rule without text is marked undecoded";
       if (m) EXPECT_EQ(m->undecoded, m->text.empty()) << name << ": an imported rule without text is marked undecoded";
-      importer::NftRuleText t = importer::nft_rule_text(r["expr"], r["family"], r.value("comment", ""));
+      nft_text::NftRuleText t = nft_text::nft_rule_text(r["expr"], r["family"], r.value("comment", ""));
       if (!t.unknown.empty()) {
         unknown_by_reason[t.unknown.substr(0, 60)]++;
         continue;

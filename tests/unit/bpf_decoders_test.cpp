@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "collectors/bpf/lb.h"
+#include "decoders/service_maps.h"
 
 namespace dpscope::test {
 namespace {

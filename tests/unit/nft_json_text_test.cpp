@@ -10,12 +10,12 @@
 #include <sstream>
 #include <tuple>
 
-#include "collectors/import/nft_json_text.h"
+#include "decoders/nft_json_text.h"
 #include "model/json.h"
 #include "tests/support/nft_text.h"
 #include "tests/support/process.h"
 
-namespace dpscope::importer {
+namespace dpscope::nft_text {
 namespace {
 
 using nlohmann::json;
@@ -177,4 +177,4 @@ TEST(NftJsonText, SeveralElementStatementsInTheirOrder) {
 }
 
 }  // namespace
-}  // namespace dpscope::importer
+}  // namespace dpscope::nft_text

@@ -1,11 +1,11 @@
-#include "collectors/import/nft_json_text.h"
+#include "decoders/nft_json_text.h"
 
 #include <cstdio>
 #include <set>
 #include <string_view>
 #include <vector>
 
-namespace dpscope::importer {
+namespace dpscope::nft_text {
 
 namespace {
 
@@ -787,4 +787,4 @@ NftRuleText nft_rule_text(const json& expr_list, const std::string& family, cons
   return out;
 }
 
-}  // namespace dpscope::importer
+}  // namespace dpscope::nft_text

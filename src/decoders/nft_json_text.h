@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace dpscope::importer {
+namespace dpscope::nft_text {
 
 struct NftRuleText {
   std::string text;     // "ip daddr 10.96.0.10 udp dport 53 jump mark-for-masquerade"; "" when unknown
@@ -50,4 +50,4 @@ inline constexpr const char* kIntegerDecimal = "integer (decimal)";
 NftElementText nft_set_element_text(const nlohmann::json& element, const std::vector<std::string>& key_type,
                                      const std::string& data_type);
 
-}  // namespace dpscope::importer
+}  // namespace dpscope::nft_text

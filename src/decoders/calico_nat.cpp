@@ -11,7 +11,7 @@
 #include <set>
 #include <tuple>
 
-#include "collectors/bpf/lb.h"
+#include "decoders/service_maps.h"
 
 namespace dpscope::bpf::calico {
 namespace {

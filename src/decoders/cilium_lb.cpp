@@ -10,7 +10,7 @@
 #include <map>
 #include <optional>
 
-#include "collectors/bpf/lb.h"
+#include "decoders/service_maps.h"
 
 namespace dpscope::bpf {
 

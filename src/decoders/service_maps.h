@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "collectors/bpf/map_read.h"
+#include "decoders/map_entries.h"
 #include "model/snapshot.h"
 
 namespace dpscope::bpf {
