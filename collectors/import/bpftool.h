@@ -35,7 +35,7 @@ bpf::MapEntries parse_bpftool_map_dump(std::string_view text, const std::string&
 // Collects the bpftool inputs of one `dpscope import`, then fills the
 // snapshot's eBPF section; parts not given are recorded as unavailable.
 // Service maps listed by --bpftool-map are decoded from their dumps by the
-// live collector's decoders (collectors/bpf/lb.h); without a dump their
+// live collector's decoders (src/decoders/service_maps.h); without a dump their
 // entries are "not imported", never 0.
 class BpftoolImport {
  public:

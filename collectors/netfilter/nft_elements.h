@@ -1,7 +1,7 @@
 // A set's elements as the kernel holds them (bytes), read back into the
 // elements nft lists, in the JSON form `nft -j list ruleset` prints them
 // (libnftables-json(5) "elem"): the live collector then prints them with the
-// printer the `nft -j` import uses (collectors/import/nft_json_text.h), for
+// printer the `nft -j` import uses (src/decoders/nft_json_text.h), for
 // a named set's listing and for an anonymous set inside its rule alike.
 //
 // After nft v1.0.6 (Debian 12): netlink.c netlink_delinearize_set (key and

@@ -1,7 +1,7 @@
 // A native nftables rule's netlink expressions read back into nft's own
 // statements, in the JSON form `nft -j list ruleset` prints
 // (libnftables-json(5)), so that the live collector and the `nft -j` import
-// print a rule's text with one printer (collectors/import/nft_json_text.h).
+// print a rule's text with one printer (src/decoders/nft_json_text.h).
 //
 // This follows what nft v1.0.6 (Debian 12) does when it lists a rule
 // (src/netlink_delinearize.c: registers, payload fields by protocol context,

@@ -3,7 +3,7 @@
 // `.nft` ruleset this machine's `nft -f` loads goes into a dps-* netns, and
 // every rule's text must equal what `nft list ruleset` prints of it, from
 // three sides:
-//   - the printer (collectors/import/nft_json_text.h) on what `nft -j` prints;
+//   - the printer (src/decoders/nft_json_text.h) on what `nft -j` prints;
 //   - `dpscope import --nft-json` of that output;
 //   - `dpscope snapshot --netns` of the namespace (collectors/netfilter/nft_native.h).
 // A rule a side cannot print keeps no text (counted, with the printer's
