@@ -42,7 +42,7 @@ TEST_PACKAGES="libgtest-dev
   qemu-system-x86 busybox-static cpio xz-utils
   zsh fish man-db bsdutils
   chromium chromium-driver
-  lintian umoci runc skopeo podman qemu-user-static python3-yaml bash-completion file"
+  lintian umoci runc skopeo podman containerd qemu-user-static python3-yaml bash-completion file"
 
 case "${1:-test}" in
   build) PACKAGES="$BUILD_PACKAGES" ;;

@@ -13,6 +13,7 @@
 #   deb-install-remove       dpkg -i / dpscope version, man, completion from the package / dpkg --purge
 #   deb-arm64-runs           the arm64 .deb's dpscope under qemu-user: version
 #   image-oci-archives       labels, platforms, the multi-arch index; podman load and skopeo read them
+#   image-ctr-import         containerd (its own, private) imports both: ctr images import, as kind load does
 #   image-runc-snapshot      the amd64 image run by runc in a dps-* netns: its snapshot == the host binary's
 #   image-runc-compare       the image's compare of fixtures/snapshots == the host binary's, byte for byte
 #   image-arm64-compare      the arm64 image's file system as a chroot, its dpscope under qemu-user:
@@ -262,6 +263,37 @@ test_image_oci_archives() {
   fi
 }
 
+# containerd's own import (`ctr images import`, what `kind load image-archive`
+# runs inside a kind node, and how a node's containerd is fed by hand): a
+# containerd of its own (root, state and socket under $work, nothing of the
+# machine's), the namespace kubelet uses (k8s.io), the amd64 archive and the
+# multi-arch index; the image must be listed by its reference, the index with
+# both platforms.
+test_image_ctr_import() {
+  command -v containerd >/dev/null && command -v ctr >/dev/null || skip "SKIPPED: containerd is not installed (apt-get install containerd)"
+  need_root "containerd"
+  c=$work/containerd
+  mkdir -p "$c"
+  printf 'version = 2\nroot = "%s/root"\nstate = "%s/state"\n[grpc]\n  address = "%s/ctr.sock"\n' "$c" "$c" "$c" >"$c/config.toml"
+  containerd -c "$c/config.toml" --log-level error >"$c/log" 2>&1 &
+  cpid=$!
+  trap 'kill $cpid 2>/dev/null; wait $cpid 2>/dev/null' EXIT
+  i=0
+  while [ ! -S "$c/ctr.sock" ]; do
+    i=$((i + 1))
+    [ $i -lt 100 ] || { cat "$c/log"; fail "containerd did not start in 10 s"; }
+    sleep 0.1
+  done
+  ctr="ctr -a $c/ctr.sock -n k8s.io"
+  for a in "dpscope-$version-amd64.oci.tar" "dpscope-$version.oci.tar"; do
+    $ctr images import --all-platforms "$dist/$a" >"$c/import" 2>&1 || { cat "$c/import"; fail "ctr images import $a"; }
+    $ctr images ls -q | grep -qx "localhost/dpscope:$version" || fail "ctr images import $a: no localhost/dpscope:$version"
+    if [ "$a" = "dpscope-$version-amd64.oci.tar" ]; then $ctr images rm "localhost/dpscope:$version" >/dev/null; fi
+  done
+  $ctr images ls | grep -F "localhost/dpscope:$version" | grep -qF "linux/amd64,linux/arm64" ||
+    { $ctr images ls; fail "the multi-arch index is not listed with both platforms"; }
+}
+
 # An image's file system and a runc bundle for it: what kubectl debug
 # --profile=sysadmin gives (privileged: every capability this session has, no
 # seccomp, no masked or read-only paths), the network namespace inherited (runc is
@@ -464,7 +496,7 @@ print(" ".join(sorted(p["selector"]["matchLabels"]["os"] + "/" + p["selector"]["
 # PACKAGING_TESTS="NAME ...": only those (by hand; a release is made first
 # where one of them needs it, in DIST if that is given: PACKAGING_DIST=dir).
 all="release-builds release-reproducible install-destdir deb-fields-and-contents deb-lintian deb-install-remove
-  deb-arm64-runs image-oci-archives image-runc-snapshot image-runc-compare image-arm64-compare
+  deb-arm64-runs image-oci-archives image-ctr-import image-runc-snapshot image-runc-compare image-arm64-compare
   archive-amd64-cli arm64-cli-equals-amd64 krew-manifest"
 if [ -n "${PACKAGING_DIST:-}" ]; then dist=$PACKAGING_DIST; fi
 for t in ${PACKAGING_TESTS:-$all}; do
