@@ -175,6 +175,7 @@ std::string render_html(const Comparison& c) {
            escape_html(s.mode_label) + "</li>\n";
   }
   out += "</ul>\n";
+  if (c.equal_rows_hidden) out += "<p class=\"hidden-rows\">" + escape_html(hidden_rows_sentence(c)) + "</p>\n";
   if (!c.findings.empty()) {
     out += "<h2>Findings</h2>\n<ul class=\"findings\">\n";
     for (const auto& f : c.findings) out += "<li>" + escape_html(f) + "</li>\n";

@@ -19,8 +19,8 @@ inline void add_width_option(CLI::App* sub, std::optional<size_t>& width) {
            width = static_cast<size_t>(n);
          },
       "fit text output to N columns (0 = no limit). Default: the terminal's width when stdout is a terminal, "
-      "else $COLUMNS when it is a number, else no limit. Tables shorten labels and notes with \"...\" and put "
-      "many sides in groups; numbers are never cut")
+      "else $COLUMNS when it is a number, else 100 (pipes, files). Tables shorten labels with \"...\", put a "
+      "note that does not fit on its own line under its row and many sides in groups; numbers are never cut")
       ->type_name("N");
 }
 

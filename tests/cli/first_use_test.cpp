@@ -385,6 +385,10 @@ TEST(FirstUse, CompareDiffOnlyHidesAndCountsEqualRows) {
   EXPECT_NE(text.out.find("  --diff-only: " + std::to_string(equal) + " rows equal on every side are hidden\n"),
             std::string::npos)
       << text.out;
+  auto html = run({dpscope_bin(), "compare", kube_proxy(), cilium(), "--format", "html", "--diff-only"});
+  EXPECT_NE(html.out.find("<p class=\"hidden-rows\">--diff-only: " + std::to_string(equal) +
+                          " rows equal on every side are hidden</p>"),
+            std::string::npos);
   auto one = run({dpscope_bin(), "compare", kube_proxy(), "--diff-only"});
   EXPECT_EQ(one.exit_code, 2);
   EXPECT_EQ(one.err, "dpscope: compare: --diff-only needs two sides or more (with one, every row is equal to itself)\n");

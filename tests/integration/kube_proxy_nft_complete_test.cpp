@@ -133,7 +133,7 @@ TEST_P(KubeProxyNftComplete, DefaultSnapshotIsTheWholeRulesetAndVmapsGiveTheEndp
   EXPECT_EQ(light.netfilter.collection.nft_left_out[1],
             "the elements of " + std::to_string(dynamic) +
                 " dynamic sets (runtime state the packet path adds, such as kube-proxy's affinity-*): no element count");
-  const RunResult where = run({dpscope_bin(), "where", "10.244.250.9", dir.file("live.json")});
+  const RunResult where = run({dpscope_bin(), "where", "10.244.250.9", dir.file("live.json"), "--width", "0"});
   EXPECT_NE(where.out.find("left out by snapshot --light: the elements of " + std::to_string(picks)), std::string::npos)
       << where.out << where.err;
   const RunResult compare = run({dpscope_bin(), "compare", live_file, dir.file("live.json"), "--format", "json"});

@@ -397,7 +397,7 @@ TEST(NetfilterLive, DynamicSetElementsAreLeftOutOnlyByLight) {
         "EOF");
   const model::Snapshot plain = nf::live_snapshot(ns, dir, {"--light"});
   const std::string plain_json = read_text(dir.file("live.json"));
-  const RunResult where = run({dpscope_bin(), "where", "10.1.0.7", dir.file("live.json")});
+  const RunResult where = run({dpscope_bin(), "where", "10.1.0.7", dir.file("live.json"), "--width", "0"});
   const model::Snapshot full = nf::live_snapshot(ns, dir);
   const model::Table* a = model::find_table(plain, Backend::Nftables, "ip", "dps");
   const model::Table* b = model::find_table(full, Backend::Nftables, "ip", "dps");
